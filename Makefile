@@ -328,7 +328,7 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # headers (PUBLIC_HEADERS) declare, in version node TENSORGEN_$(SOVERSION); and, in node
 # TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
 # other program can bind to (a backend of another version fails to load). Nothing else.
-PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h \
+PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
                   runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h \
                   runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
                   generated/tg_ops.h generated/tg_op_types.h
@@ -477,7 +477,7 @@ test-install: all
 
 # The API compile test: the public header must compile warning-free with gcc and clang.
 API_TEST := tests/api/api_compile_check.c
-$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h
+$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h runtime/tg_functional.h
 	@mkdir -p $(BUILD)
 	@if [ -f $(API_TEST) ]; then \
 	  for cc in gcc clang; do command -v $$cc >/dev/null || continue; \

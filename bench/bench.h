@@ -54,6 +54,10 @@ void bench_vision(void);
  * (bench/bench_lm.c). */
 void bench_lm(void);
 
+/* Functional-transform workloads: the forward, jvp and hvp of an MLP 784-512-10
+ * (bench/bench_functional.c). */
+void bench_functional(void);
+
 /* The MLP of the training-step workloads, on the CPU (bench/bench_autograd.c) and on the GPU
  * (bench/bench_cuda.c): Linear, ReLU, Linear, ReLU, Linear, all tensors on one device. */
 #define BENCH_MLP_LAYERS 3

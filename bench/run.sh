@@ -191,6 +191,10 @@ anchor_bench() {
     # the anchors, on the checkpoint tg_bench loaded.
     "$PY" bench/torch_lm.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
       | tag_coretype "$CORETYPE"
+    # Functional transforms: the MLP's forward, jvp and hvp (torch.func's functorch in 1.13,
+    # forward_ad by hand, and torch.autograd.functional).
+    "$PY" bench/torch_functional.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
+      | tag_coretype "$CORETYPE"
     if [ -n "${TG_BENCH_GPT2_DIR:-}" ]; then
       "$PY" "$ANCHORS/torch_gpt2.py" --ckpt "$TG_BENCH_GPT2_DIR/gpt2_124m_rand.bin" \
         --tokens "$TG_BENCH_GPT2_DIR/tok_124m.bin" --B 4 --T 64 --warmup 1 --steps 3 \

@@ -362,12 +362,24 @@ static tgs_list save_inputs(tge_ctx *c, const tgf_deriv *d, bool inplace)
 /* The holes shared by both record templates: the node (the entry's, or NotImplemented's when
  * d is NULL) with `noutputs` outputs, its edges and what it saves of the inputs. */
 static tgt_env *record_env(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *decl,
-                           const char *noutputs, bool inplace)
+                           const char *noutputs, bool inplace, const tgf_deriv *fd)
 {
     tgt_env *e = tge_env(c);
     const char *node = d ? "&tg_n->base" : "tg_n";
     const char *extra = d ? extra_bytes(c, d) : NULL;
-    tgs_list check = tensor_check(c, op, "tg_autograd_any_requires_grad", below_call(c, op), true);
+    /* Forward mode (emit_forward.c): without an input requiring grad, the op runs through
+     * tg__fwk_<op>; with one, the tangents follow the history. */
+    const char *fw_before, *fw_release, *fw_after;
+    /* (A Tensor[]-returning op makes its node after running: none to release before.) */
+    bool list_out = op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST;
+    tge_forward_record(c, op, fd, list_out ? NULL : node, &fw_before, &fw_release, &fw_after);
+    const char *plain_call =
+        *fw_before ? tgs_replace(c->arena, below_call(c, op), "tg__below_", "tg__fwk_")
+                   : below_call(c, op);
+    tgs_list check = tensor_check(c, op, "tg_autograd_any_requires_grad", plain_call, true);
+    tgt_set(e, "forward_before", fw_before);
+    tgt_set(e, "forward_release", fw_release);
+    tgt_set(e, "forward_after", fw_after);
     tgs_list saves = { 0 }, links = edges(c, op, d, node);
     if (d) {
         const char *next = d->list_arg < 0 ? tgs_fmt(c->arena, "%d", d->nedges)
@@ -399,9 +411,9 @@ static tgt_env *record_env(tge_ctx *c, const tga_op *op, const tgf_deriv *d, con
  * is never in place, so the inputs saved after it are as they were), then the node is made
  * with the list's length and every element gets history. */
 static const char *record_list_kernel(tge_ctx *c, const templates *t, const tga_op *op,
-                                      const tgf_deriv *d, const char *decl)
+                                      const tgf_deriv *d, const char *decl, const tgf_deriv *fd)
 {
-    tgt_env *e = record_env(c, op, d, decl, "(int)tg_r.len", false);
+    tgt_env *e = record_env(c, op, d, decl, "(int)tg_r.len", false, fd);
     tgs_list history = { 0 };
     if (!d || d->output_diff[0])
         tgs_list_addf(&history, c->arena,
@@ -414,12 +426,12 @@ static const char *record_list_kernel(tge_ctx *c, const templates *t, const tga_
 }
 
 static const char *record_kernel(tge_ctx *c, const templates *t, const tga_op *op,
-                                 const tgf_deriv *d, const char *decl)
+                                 const tgf_deriv *d, const char *decl, const tgf_deriv *fd)
 {
     if (op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST)
-        return record_list_kernel(c, t, op, d, decl);
+        return record_list_kernel(c, t, op, d, decl, fd);
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
-    tgt_env *e = record_env(c, op, d, decl, tgs_fmt(c->arena, "%d", op->nrets), inplace);
+    tgt_env *e = record_env(c, op, d, decl, tgs_fmt(c->arena, "%d", op->nrets), inplace, fd);
     const char *node = d ? "&tg_n->base" : "tg_n";
     tgs_list history = { 0 }, saves = { 0 };
     /* The call failed when every Tensor output is NULL: an operator with an output mask
@@ -481,18 +493,19 @@ static const char *kernel_body(tge_ctx *c, const templates *t, const tga_op *op,
     const char *decl = tga_kernel_decl(
         c->arena, op, tgs_fmt(c->arena, "%s__autograd_kernel_%s", op->prefix, op->cname));
     *not_impl_node = "";
+    const tgf_deriv *fd = op->autograd == TGA_AUTOGRAD_RECORD ? ds->by_op[op->index] : NULL;
     switch (op->autograd) {
     case TGA_AUTOGRAD_OUT: return out_kernel(c, t, op, decl);
     case TGA_AUTOGRAD_NOT_IMPL:
         *not_impl_node = not_impl_node_code(c, t, op, NULL);
-        return record_kernel(c, t, op, NULL, decl);
+        return record_kernel(c, t, op, NULL, decl, NULL);
     case TGA_AUTOGRAD_RECORD: {
         const tgf_deriv *d = ds->by_op[op->index];
         if (!d) return NULL;
-        if (!d->limit) return record_kernel(c, t, op, d, decl);
+        if (!d->limit) return record_kernel(c, t, op, d, decl, fd);
         /* An entry tgen cannot compile: a node of the entry's name whose backward fails. */
         *not_impl_node = not_impl_node_code(c, t, op, d);
-        return record_kernel(c, t, op, NULL, decl);
+        return record_kernel(c, t, op, NULL, decl, fd);
     }
     default: return NULL;
     }
@@ -506,15 +519,11 @@ static const char *kernel_code(tge_ctx *c, const templates *t, const tga_op *op,
     const char *not_impl_node;
     const char *kernel = kernel_body(c, t, op, ds, &not_impl_node);
     if (!kernel) return NULL;
-    /* Forward mode: the kernel runs the op through tg__fwk_<op>, which adds the tangents. */
+    /* Forward mode: tg__fwk_<op> (the op, then its tangents) and tg__fwt_<op> (emit_forward.c). */
     const char *fwk = op->autograd == TGA_AUTOGRAD_OUT
                           ? NULL
                           : tge_forward_kernel_code(c, op, ds->by_op[op->index], below_call(c, op));
-    if (fwk) {
-        kernel = tgs_replace(c->arena, kernel, tgs_fmt(c->arena, "tg__below_%s(", op->cname),
-                             tgs_fmt(c->arena, "tg__fwk_%s(", op->cname));
-        not_impl_node = tgs_fmt(c->arena, "%s\n%s", fwk, not_impl_node);
-    }
+    if (fwk) not_impl_node = tgs_fmt(c->arena, "%s\n%s", fwk, not_impl_node);
     const char **args = tgm_alloc(c->arena, sizeof *args * (size_t)(op->nargs + 1));
     for (int i = 0; i < op->nargs; i++) args[i] = op->args[i].name;
     tgt_env *e = tge_env(c);

@@ -204,34 +204,122 @@ static const char *release_result(tge_ctx *c, const tga_op *op)
     return tgs_list_join(&l, c->arena, " ");
 }
 
-const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
-                                    const char *below_call)
+/* Whether op's kernels get forward-mode code: some output may have a tangent, some input may. */
+static bool has_forward(tge_ctx *c, const tga_op *op, const tgf_deriv *d, tgs_list *decl,
+                        const char **any, const char **at_level)
 {
-    if (op->nrets == 0) return NULL;
-    bool differentiable = false; /* some output may get a tangent */
+    if (op->nrets == 0 || op->autograd == TGA_AUTOGRAD_OUT) return false;
+    bool differentiable = false;
     for (int i = 0; i < op->nrets; i++)
         differentiable |= (!d || d->output_diff[i]) &&
                           (op->rets[i].kind == TGA_TENSOR || op->rets[i].kind == TGA_TENSOR_LIST);
+    tangent_tests(c, op, decl, any, at_level);
+    return differentiable && *any;
+}
+
+/* The error of an op whose formula is missing or not compiled. */
+static const char *not_compiled_call(tge_ctx *c, const tga_op *op, const tgf_deriv *d)
+{
+    const char *why = NULL;
+    for (int k = 0; d && k < d->nfw; k++) why = d->fw[k].limit;
+    return why ? tgs_fmt(c->arena, "tg__fw_not_compiled(\"%s\", %s)", op->row_name,
+                         tgs_c_string(c->arena, why))
+               : tgs_fmt(c->arena, "tg__fw_not_implemented(\"%s\")", op->row_name);
+}
+
+/* The call of tg__fwt_<op> with the kernel's arguments, self as it was, the result. */
+static const char *tangents_call(tge_ctx *c, const tga_op *op)
+{
+    tgs_list args = { 0 };
+    for (int i = 0; i < op->nargs; i++) tgs_list_add(&args, c->arena, op->args[i].name);
+    if (op->f->kind == TGM_KIND_INPLACE) tgs_list_add(&args, c->arena, "tg_self0");
+    tgs_list_add(&args, c->arena, "tg_r");
+    return tgs_fmt(c->arena, "tg__fwt_%s(%s)", op->cname, tgs_list_join(&args, c->arena, ", "));
+}
+
+/* tg__fwt_<op>: the outputs' tangents at every level where an input has one; 0 or -1. */
+static const char *tangents_fn(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
+                               const char *at_level)
+{
+    bool inplace = op->f->kind == TGM_KIND_INPLACE;
+    const char *params = tga_kernel_params(c->arena, op);
+    tgs_buf b;
+    tgs_buf_init(&b);
+    tgs_printf(&b,
+               "/* %s: its outputs' tangents, after it ran (and recorded its history) */\n"
+               "static int tg__fwt_%s(%s%s%s%s)\n{\n",
+               op->row_name, op->cname, strcmp(params, "void") ? params : "",
+               inplace ? ", tg_tensor *tg_self0" : "", op->nargs ? ", " : "",
+               tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
+    tgs_list decl = { 0 }, init = { 0 }, release = { 0 }, body = { 0 };
+    const char *any, *unused;
+    tangent_tests(c, op, &decl, &any, &unused);
+    for (int i = 0; i < decl.n; i++) tgs_printf(&b, "    %s\n", decl.items[i]);
+    for (int i = 0; i < op->nargs; i++) {
+        const char *f = tgf_saved_field(c->arena, d, false, i, 0);
+        tgs_list_addf(&init, c->arena, ".%s = %s", f,
+                      inplace && i == 0 ? "tg_self0" : op->args[i].name);
+        if (is_tensor(op->args[i].kind))
+            tgs_list_addf(&release, c->arena, "tg_release(n.%s_t);", f);
+        else if (is_list(op->args[i].kind))
+            tgs_list_addf(&release, c->arena, "tg_tensor_list_release(n.%s_t);", f);
+    }
+    /* The outputs as the formulas read them: aliases with the outputs' history, not holding
+     * the tangent being computed (which may record a node saving them: no cycle). */
+    for (int i = 0; i < op->nrets; i++) {
+        const char *f = tgf_saved_field(c->arena, d, true, i, 0);
+        if (op->rets[i].kind == TGA_TENSOR) {
+            tgs_list_addf(&init, c->arena, ".%s = tg__fw_output_alias(%s, tg_l)", f,
+                          ret_val(c, op, i));
+            tgs_list_addf(&release, c->arena, "tg_release(n.%s);", f);
+        } else {
+            tgs_list_addf(&init, c->arena, ".%s = %s", f, ret_val(c, op, i));
+        }
+    }
+    for (int k = 0; k < d->nfw; k++)
+        if (!d->fw[k].limit) output_code(c, &body, op, d, k, inplace);
+    tgs_printf(&b,
+               "    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {\n"
+               "        if (!(%s))\n            continue;\n"
+               "        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;\n"
+               "        %s n = { %s };\n",
+               at_level, ctx_type(c, d), tgs_list_join(&init, c->arena, ", "));
+    for (int i = 0; i < op->nrets; i++)
+        if (op->rets[i].kind == TGA_TENSOR)
+            tgs_printf(&b, "        if (%s && !n.%s)\n            goto fail;\n", ret_val(c, op, i),
+                       tgf_saved_field(c->arena, d, true, i, 0));
+    tgs_printf(&b,
+               "%s\n"
+               "        tg_rc = 0;\n"
+               "    fail:\n"
+               "%s\n"
+               "        tg_scope_resume(tg_sc);\n"
+               "        tg__fw_resume(tg_fs);\n"
+               "        if (tg_rc)\n            return -1;\n"
+               "    }\n    return 0;\n}\n",
+               indent(c, tgs_list_join(&body, c->arena, "\n"), 2),
+               indent(c, tgs_list_join(&release, c->arena, "\n"), 2));
+    return tgs_finish(&b, c->arena);
+}
+
+const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
+                                    const char *below_call)
+{
     tgs_list decl = { 0 };
     const char *any, *at_level;
-    tangent_tests(c, op, &decl, &any, &at_level);
-    if (!differentiable || !any) return NULL;
+    if (!has_forward(c, op, d, &decl, &any, &at_level)) return NULL;
     const char *fail = tga_error_value(c->arena, op);
     tgs_buf b;
     tgs_buf_init(&b);
+    bool compiled = has_compiled(d);
+    if (compiled) tgs_printf(&b, "%s\n", tangents_fn(c, op, d, at_level));
     tgs_printf(&b, "/* %s below autograd, then its outputs' tangents */\nstatic %s\n{\n",
                op->row_name,
                tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__fwk_%s", op->cname)));
     for (int i = 0; i < decl.n; i++) tgs_printf(&b, "    %s\n", decl.items[i]);
     tgs_printf(&b, "    if (!(%s))\n        return %s;\n", any, below_call);
-    if (!has_compiled(d)) {
-        const char *why = NULL;
-        for (int k = 0; d && k < d->nfw; k++) why = d->fw[k].limit;
-        if (why)
-            tgs_printf(&b, "    tg__fw_not_compiled(\"%s\", %s);\n", op->row_name,
-                       tgs_c_string(c->arena, why));
-        else tgs_printf(&b, "    tg__fw_not_implemented(\"%s\");\n", op->row_name);
-        tgs_printf(&b, "    return %s;\n}\n", fail);
+    if (!compiled) {
+        tgs_printf(&b, "    %s;\n    return %s;\n}\n", not_compiled_call(c, op, d), fail);
         return tgs_finish(&b, c->arena);
     }
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
@@ -245,42 +333,49 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deri
         if (op->rets[i].kind == TGA_TENSOR || op->rets[i].kind == TGA_TENSOR_LIST)
             tgs_list_addf(&none, c->arena, op->rets[i].kind == TGA_TENSOR ? "!%s" : "!%s.data",
                           ret_val(c, op, i));
-    tgs_printf(&b, "    if (%s) {\n%s        return tg_r;\n    }\n",
-               tgs_list_join(&none, c->arena, " && "),
-               inplace ? "        tg_release(tg_self0);\n" : "");
-    tgs_list init = { 0 }, release = { 0 }, body = { 0 };
-    for (int i = 0; i < op->nargs; i++) {
-        const char *f = tgf_saved_field(c->arena, d, false, i, 0);
-        tgs_list_addf(&init, c->arena, ".%s = %s", f,
-                      inplace && i == 0 ? "tg_self0" : op->args[i].name);
-        if (is_tensor(op->args[i].kind))
-            tgs_list_addf(&release, c->arena, "tg_release(n.%s_t);", f);
-        else if (is_list(op->args[i].kind))
-            tgs_list_addf(&release, c->arena, "tg_tensor_list_release(n.%s_t);", f);
-    }
-    for (int i = 0; i < op->nrets; i++)
-        tgs_list_addf(&init, c->arena, ".%s = %s", tgf_saved_field(c->arena, d, true, i, 0),
-                      ret_val(c, op, i));
-    for (int k = 0; k < d->nfw; k++)
-        if (!d->fw[k].limit) output_code(c, &body, op, d, k, inplace);
-    tgs_printf(&b,
-               "    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {\n"
-               "        if (!(%s))\n            continue;\n"
-               "        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;\n"
-               "        %s n = { %s };\n"
-               "%s\n"
-               "        tg_rc = 0;\n"
-               "    fail:\n"
-               "%s\n"
-               "        tg_scope_resume(tg_sc);\n"
-               "        tg__fw_resume(tg_fs);\n"
-               "        if (tg_rc) {\n%s            %s\n            return %s;\n        }\n"
-               "    }\n",
-               at_level, ctx_type(c, d), tgs_list_join(&init, c->arena, ", "),
-               indent(c, tgs_list_join(&body, c->arena, "\n"), 2),
-               release.n ? indent(c, tgs_list_join(&release, c->arena, "\n"), 2) : "",
-               inplace ? "            tg_release(tg_self0);\n" : "", release_result(c, op), fail);
+    tgs_printf(&b, "    if (!(%s) && %s) {\n        %s\n        %s = %s;\n    }\n",
+               tgs_list_join(&none, c->arena, " && "), tangents_call(c, op), release_result(c, op),
+               "tg_r", fail);
     if (inplace) tgs_puts(&b, "    tg_release(tg_self0);\n");
     tgs_puts(&b, "    return tg_r;\n}\n");
     return tgs_finish(&b, c->arena);
+}
+
+void tge_forward_record(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *node,
+                        const char **before, const char **release, const char **after)
+{
+    *before = *release = *after = "";
+    tgs_list decl = { 0 };
+    const char *any, *at_level;
+    if (!has_forward(c, op, d, &decl, &any, &at_level)) return;
+    const char *fail = tga_error_value(c->arena, op);
+    tgs_list b = { 0 };
+    const char *in = tgs_replace(c->arena, any, "tg_in", "tg_fw_in");
+    for (int i = 0; i < decl.n; i++)
+        tgs_list_add(&b, c->arena, tgs_replace(c->arena, decl.items[i], "tg_in", "tg_fw_in"));
+    tgs_list_addf(&b, c->arena, "bool tg_fw = %s;", in);
+    if (!has_compiled(d)) {
+        tgs_list_addf(&b, c->arena, "if (tg_fw) {\n%s    %s;\n    return %s;\n}",
+                      node ? tgs_fmt(c->arena, "    tg_autograd_node_release(%s);\n", node) : "",
+                      not_compiled_call(c, op, d), fail);
+        *before = tgs_list_join(&b, c->arena, "\n");
+        return;
+    }
+    bool inplace = op->f->kind == TGM_KIND_INPLACE;
+    if (inplace) {
+        tgs_list_addf(&b, c->arena,
+                      "tg_tensor *tg_self0 = NULL;\n"
+                      "if (tg_fw && !(tg_self0 = tg_clone(%s))) {\n"
+                      "    tg_autograd_node_release(%s);\n    return %s;\n}",
+                      op->args[0].name, node, fail);
+        *release = "tg_release(tg_self0);";
+    }
+    *before = tgs_list_join(&b, c->arena, "\n");
+    /* (A Tensor[]-returning op's node exists by now: tg_n.) */
+    *after = tgs_fmt(c->arena,
+                     "if (tg_fw && %s) {\n%s    tg_autograd_node_release(%s);\n    %s\n"
+                     "    return %s;\n}%s",
+                     tangents_call(c, op), inplace ? "    tg_release(tg_self0);\n" : "",
+                     node ? node : "&tg_n->base", release_result(c, op), fail,
+                     inplace ? "\ntg_release(tg_self0);" : "");
 }

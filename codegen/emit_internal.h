@@ -74,16 +74,21 @@ void tge_emit_register(tge_ctx *c);   /* generated/tg_register.c */
 void tge_emit_structured(tge_ctx *c); /* generated/tg_structured.c */
 void tge_emit_boxed(tge_ctx *c);      /* generated/tg_boxed.c */
 void tge_emit_op_list(tge_ctx *c);    /* generated/tg_op_list.h */
-void tge_emit_autograd(tge_ctx *c);
+void tge_emit_autograd(tge_ctx *c);   /* generated/tg_autograd.c, tg_grad_op_list.h */
 /* emit_forward.c (forward mode, inside tg_autograd.c): an entry's context struct and compiled
  * forward terms (NULL when none compiles); an operator's tg__fwk_<op> running `below_call` and
  * then its tangents (NULL when no output can have one). */
 struct tgf_deriv;
 const char *tge_forward_entry_code(tge_ctx *c, const struct tgf_deriv *d);
-const char *
-tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d,
-                        const char *below_call); /* generated/tg_autograd.c, tg_grad_op_list.h */
-void tge_emit_docs(tge_ctx *c);                  /* docs/ops.md */
-void tge_emit_api(tge_ctx *c); /* generated/tensorgen_api.yaml (tensorgen's spec only) */
+const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d,
+                                    const char *below_call);
+/* The lines a recording kernel adds: before the op runs (whether inputs have tangents; self's
+ * copy for an in-place op), on its failure, and after its history is recorded (the tangents,
+ * so that their computation is recorded against the outputs' history); "" for none. node:
+ * the kernel's node expression, NULL when it is made after the op runs. */
+void tge_forward_record(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d, const char *node,
+                        const char **before, const char **release, const char **after);
+void tge_emit_docs(tge_ctx *c); /* docs/ops.md */
+void tge_emit_api(tge_ctx *c);  /* generated/tensorgen_api.yaml (tensorgen's spec only) */
 
 #endif

@@ -432,8 +432,7 @@ val tgf__c_compile(cc *c, const tgf_node *n)
             (n->args[1]->type == TGA_STR || n->args[1]->type == TGA_OPT_STR))
             /* strings compare by value (`reduce == "sum"`), not as pointers */
             return plain(tgs_fmt(c->a, "(%stg__gen_str_eq(%s, %s))", n->c[0] == '!' ? "!" : "",
-                                 tgf__c_compile(c, n->args[0]).c,
-                                 tgf__c_compile(c, n->args[1]).c));
+                                 tgf__c_compile(c, n->args[0]).c, tgf__c_compile(c, n->args[1]).c));
         if (n->nargs == 1)
             return plain(tgs_fmt(c->a, "(%s%s)", n->c, tgf__c_compile(c, n->args[0]).c));
         return plain(tgs_fmt(c->a, "(%s %s %s)", tgf__c_compile(c, n->args[0]).c, n->c,

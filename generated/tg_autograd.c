@@ -15053,25 +15053,17 @@ static tg_tensor *tg__below_fill_(tg_tensor *self, double value)
     return tg_r;
 }
 
-/* fill_.Scalar below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_fill_(tg_tensor *self, double value)
+/* fill_.Scalar: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_fill_(tg_tensor *self, double value, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_fill_(self, value);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_fill_(self, value);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_FillBackward0 n = { .self = tg_self0, .value = value, .result = tg_r };
+        tg__fw_FillBackward0 n = { .self = tg_self0, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15086,13 +15078,28 @@ static tg_tensor *tg__fwk_fill_(tg_tensor *self, double value)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* fill_.Scalar below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_fill_(tg_tensor *self, double value)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_fill_(self, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_fill_(self, value);
+    if (!(!tg_r) && tg__fwt_fill_(self, value, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -15109,13 +15116,28 @@ tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_fill_(self, value);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_fill_(self, value);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_fill_(self, value, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15343,25 +15365,17 @@ static tg_tensor *tg__below_uniform_(tg_tensor *self, double from, double to, tg
     return tg_r;
 }
 
-/* uniform_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
+/* uniform_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_uniform_(tg_tensor *self, double from, double to, tg_generator *generator, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_uniform_(self, from, to, generator);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_uniform_(self, from, to, generator);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UniformBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg_r };
+        tg__fw_UniformBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15376,13 +15390,28 @@ static tg_tensor *tg__fwk_uniform_(tg_tensor *self, double from, double to, tg_g
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* uniform_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_uniform_(self, from, to, generator);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_uniform_(self, from, to, generator);
+    if (!(!tg_r) && tg__fwt_uniform_(self, from, to, generator, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -15399,13 +15428,28 @@ tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to,
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_uniform_(self, from, to, generator);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_uniform_(self, from, to, generator);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_uniform_(self, from, to, generator, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15419,25 +15463,17 @@ static tg_tensor *tg__below_normal_(tg_tensor *self, double mean, double std, tg
     return tg_r;
 }
 
-/* normal_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
+/* normal_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_normal_(tg_tensor *self, double mean, double std, tg_generator *generator, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_normal_(self, mean, std, generator);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_normal_(self, mean, std, generator);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NormalBackward0 n = { .self = tg_self0, .mean = mean, .std = std, .generator = generator, .result = tg_r };
+        tg__fw_NormalBackward0 n = { .self = tg_self0, .mean = mean, .std = std, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15452,13 +15488,28 @@ static tg_tensor *tg__fwk_normal_(tg_tensor *self, double mean, double std, tg_g
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* normal_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_normal_(self, mean, std, generator);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_normal_(self, mean, std, generator);
+    if (!(!tg_r) && tg__fwt_normal_(self, mean, std, generator, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -15475,13 +15526,28 @@ tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std,
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_normal_(self, mean, std, generator);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_normal_(self, mean, std, generator);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_normal_(self, mean, std, generator, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15495,25 +15561,17 @@ static tg_tensor *tg__below_random_(tg_tensor *self, int64_t from, tg_opt_int to
     return tg_r;
 }
 
-/* random_.from below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
+/* random_.from: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_random_(self, from, to, generator);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_random_(self, from, to, generator);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RandomBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg_r };
+        tg__fw_RandomBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15528,13 +15586,28 @@ static tg_tensor *tg__fwk_random_(tg_tensor *self, int64_t from, tg_opt_int to, 
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* random_.from below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_random_(self, from, to, generator);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_random_(self, from, to, generator);
+    if (!(!tg_r) && tg__fwt_random_(self, from, to, generator, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -15551,13 +15624,28 @@ tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_random_(self, from, to, generator);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_random_(self, from, to, generator);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_random_(self, from, to, generator, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15675,21 +15763,17 @@ static tg_tensor *tg__below_add(tg_tensor *self, tg_tensor *other, double alpha)
     return tg_r;
 }
 
-/* add.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
+/* add.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_add(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_add(self, other, alpha);
-    tg_tensor *tg_r = tg__below_add(self, other, alpha);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg_r };
+        tg__fw_AddBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15711,12 +15795,25 @@ static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* add.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_add(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_add(self, other, alpha);
+    tg_tensor *tg_r = tg__below_add(self, other, alpha);
+    if (!(!tg_r) && tg__fwt_add(self, other, alpha, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -15732,13 +15829,20 @@ tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alp
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_add(self, other, alpha);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_add(self, other, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_add(self, other, alpha, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15752,25 +15856,17 @@ static tg_tensor *tg__below_add_(tg_tensor *self, tg_tensor *other, double alpha
     return tg_r;
 }
 
-/* add_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
+/* add_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_add_(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_add_(self, other, alpha);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_add_(self, other, alpha);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg_r };
+        tg__fw_AddBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15792,13 +15888,28 @@ static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* add_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_add_(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_add_(self, other, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_add_(self, other, alpha);
+    if (!(!tg_r) && tg__fwt_add_(self, other, alpha, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -15817,13 +15928,28 @@ tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double al
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_add_(self, other, alpha);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_add_(self, other, alpha);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_add_(self, other, alpha, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15854,21 +15980,17 @@ static tg_tensor *tg__below_sub(tg_tensor *self, tg_tensor *other, double alpha)
     return tg_r;
 }
 
-/* sub.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
+/* sub.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sub(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_sub(self, other, alpha);
-    tg_tensor *tg_r = tg__below_sub(self, other, alpha);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SubBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg_r };
+        tg__fw_SubBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15890,12 +16012,25 @@ static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sub.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sub(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_sub(self, other, alpha);
+    tg_tensor *tg_r = tg__below_sub(self, other, alpha);
+    if (!(!tg_r) && tg__fwt_sub(self, other, alpha, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -15911,13 +16046,20 @@ tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alp
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_sub(self, other, alpha);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_sub(self, other, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sub(self, other, alpha, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -15931,25 +16073,17 @@ static tg_tensor *tg__below_sub_(tg_tensor *self, tg_tensor *other, double alpha
     return tg_r;
 }
 
-/* sub_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
+/* sub_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sub_(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_sub_(self, other, alpha);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_sub_(self, other, alpha);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SubBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg_r };
+        tg__fw_SubBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -15971,13 +16105,28 @@ static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sub_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sub_(tg_tensor *self, tg_tensor *other, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_sub_(self, other, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sub_(self, other, alpha);
+    if (!(!tg_r) && tg__fwt_sub_(self, other, alpha, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -15996,13 +16145,28 @@ tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double al
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_sub_(self, other, alpha);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_sub_(self, other, alpha);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sub_(self, other, alpha, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16033,21 +16197,17 @@ static tg_tensor *tg__below_mul(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* mul.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mul(tg_tensor *self, tg_tensor *other)
+/* mul.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mul(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_mul(self, other);
-    tg_tensor *tg_r = tg__below_mul(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MulBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_MulBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(other, tg_l)) {
@@ -16069,12 +16229,25 @@ static tg_tensor *tg__fwk_mul(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mul.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mul(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mul(self, other);
+    tg_tensor *tg_r = tg__below_mul(self, other);
+    if (!(!tg_r) && tg__fwt_mul(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -16091,13 +16264,20 @@ tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__fwk_mul(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_mul(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mul(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16111,25 +16291,17 @@ static tg_tensor *tg__below_mul_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* mul_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mul_(tg_tensor *self, tg_tensor *other)
+/* mul_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mul_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_mul_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_mul_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MulBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_MulBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(other, tg_l)) {
@@ -16151,13 +16323,28 @@ static tg_tensor *tg__fwk_mul_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mul_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mul_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mul_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_mul_(self, other);
+    if (!(!tg_r) && tg__fwt_mul_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -16183,13 +16370,28 @@ tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__fwk_mul_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_mul_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mul_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16220,21 +16422,17 @@ static tg_tensor *tg__below_div(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* div.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
+/* div.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_div(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_div(self, other);
-    tg_tensor *tg_r = tg__below_div(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_DivBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16256,12 +16454,25 @@ static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* div.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div(self, other);
+    tg_tensor *tg_r = tg__below_div(self, other);
+    if (!(!tg_r) && tg__fwt_div(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -16278,13 +16489,20 @@ tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__fwk_div(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_div(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_div(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16298,25 +16516,17 @@ static tg_tensor *tg__below_div_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* div_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
+/* div_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_div_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_div_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_div_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_DivBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16338,13 +16548,28 @@ static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* div_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_div_(self, other);
+    if (!(!tg_r) && tg__fwt_div_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -16370,13 +16595,28 @@ tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__fwk_div_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_div_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_div_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16407,21 +16647,17 @@ static tg_tensor *tg__below_div_mode(tg_tensor *self, tg_tensor *other, const ch
     return tg_r;
 }
 
-/* div.Tensor_mode below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+/* div.Tensor_mode: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_div_mode(self, other, rounding_mode);
-    tg_tensor *tg_r = tg__below_div_mode(self, other, rounding_mode);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward1 n = { .self = self, .other = other, .rounding_mode = rounding_mode, .result = tg_r };
+        tg__fw_DivBackward1 n = { .self = self, .other = other, .rounding_mode = rounding_mode, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16443,12 +16679,25 @@ static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* div.Tensor_mode below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div_mode(self, other, rounding_mode);
+    tg_tensor *tg_r = tg__below_div_mode(self, other, rounding_mode);
+    if (!(!tg_r) && tg__fwt_div_mode(self, other, rounding_mode, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -16467,13 +16716,20 @@ tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
     tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_div_mode(self, other, rounding_mode);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_div_mode(self, other, rounding_mode);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_div_mode(self, other, rounding_mode, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16487,25 +16743,17 @@ static tg_tensor *tg__below_div_mode_(tg_tensor *self, tg_tensor *other, const c
     return tg_r;
 }
 
-/* div_.Tensor_mode below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+/* div_.Tensor_mode: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_div_mode_(self, other, rounding_mode);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_div_mode_(self, other, rounding_mode);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward1 n = { .self = tg_self0, .other = other, .rounding_mode = rounding_mode, .result = tg_r };
+        tg__fw_DivBackward1 n = { .self = tg_self0, .other = other, .rounding_mode = rounding_mode, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16527,13 +16775,28 @@ static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const cha
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* div_.Tensor_mode below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_div_mode_(self, other, rounding_mode);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_div_mode_(self, other, rounding_mode);
+    if (!(!tg_r) && tg__fwt_div_mode_(self, other, rounding_mode, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -16561,13 +16824,28 @@ tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, cons
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->other, other, false, 0);
     tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_div_mode_(self, other, rounding_mode);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_div_mode_(self, other, rounding_mode);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_div_mode_(self, other, rounding_mode, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16598,21 +16876,17 @@ static tg_tensor *tg__below_pow(tg_tensor *self, tg_tensor *exponent)
     return tg_r;
 }
 
-/* pow.Tensor_Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
+/* pow.Tensor_Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_pow(tg_tensor *self, tg_tensor *exponent, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, exponent };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_pow(self, exponent);
-    tg_tensor *tg_r = tg__below_pow(self, exponent);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_PowBackward0 n = { .self = self, .exponent = exponent, .result = tg_r };
+        tg__fw_PowBackward0 n = { .self = self, .exponent = exponent, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16634,12 +16908,25 @@ static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
     fail:
         tg_release(n.self_t);
         tg_release(n.exponent_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* pow.Tensor_Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_pow(tg_tensor *self, tg_tensor *exponent)
+{
+    tg_tensor *const tg_in[] = { self, exponent };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_pow(self, exponent);
+    tg_tensor *tg_r = tg__below_pow(self, exponent);
+    if (!(!tg_r) && tg__fwt_pow(self, exponent, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -16656,13 +16943,20 @@ tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, exponent);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->exponent, exponent, false, 0);
-    tg_tensor *tg_r = tg__fwk_pow(self, exponent);
+    tg_tensor *const tg_fw_in[] = { self, exponent };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_pow(self, exponent);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_pow(self, exponent, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -16677,25 +16971,17 @@ static tg_tensor *tg__below_pow_(tg_tensor *self, tg_tensor *exponent)
     return tg_r;
 }
 
-/* pow_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
+/* pow_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_pow_(tg_tensor *self, tg_tensor *exponent, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, exponent };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_pow_(self, exponent);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_pow_(self, exponent);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_PowBackward0 n = { .self = tg_self0, .exponent = exponent, .result = tg_r };
+        tg__fw_PowBackward0 n = { .self = tg_self0, .exponent = exponent, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16717,13 +17003,28 @@ static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
     fail:
         tg_release(n.self_t);
         tg_release(n.exponent_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* pow_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_pow_(tg_tensor *self, tg_tensor *exponent)
+{
+    tg_tensor *const tg_in[] = { self, exponent };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_pow_(self, exponent);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_pow_(self, exponent);
+    if (!(!tg_r) && tg__fwt_pow_(self, exponent, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -16749,13 +17050,28 @@ tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_autograd_save(&tg_n->exponent, exponent, false, 0);
-    tg_tensor *tg_r = tg__fwk_pow_(self, exponent);
+    tg_tensor *const tg_fw_in[] = { self, exponent };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_pow_(self, exponent);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_pow_(self, exponent, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -16804,21 +17120,17 @@ static tg_tensor *tg__below_maximum(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* maximum below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
+/* maximum: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_maximum(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_maximum(self, other);
-    tg_tensor *tg_r = tg__below_maximum(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaximumBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_MaximumBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16840,12 +17152,25 @@ static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* maximum below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_maximum(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_maximum(self, other);
+    tg_tensor *tg_r = tg__below_maximum(self, other);
+    if (!(!tg_r) && tg__fwt_maximum(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -16862,13 +17187,20 @@ tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__fwk_maximum(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_maximum(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_maximum(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16899,21 +17231,17 @@ static tg_tensor *tg__below_minimum(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* minimum below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
+/* minimum: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_minimum(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_minimum(self, other);
-    tg_tensor *tg_r = tg__below_minimum(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MinimumBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_MinimumBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -16935,12 +17263,25 @@ static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* minimum below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_minimum(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_minimum(self, other);
+    tg_tensor *tg_r = tg__below_minimum(self, other);
+    if (!(!tg_r) && tg__fwt_minimum(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -16957,13 +17298,20 @@ tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->other, other, false, 0);
-    tg_tensor *tg_r = tg__fwk_minimum(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_minimum(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_minimum(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -16994,21 +17342,17 @@ static tg_tensor *tg__below_eq(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* eq.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_eq(tg_tensor *self, tg_tensor *other)
+/* eq.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_eq(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_eq(self, other);
-    tg_tensor *tg_r = tg__below_eq(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EqBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_EqBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17024,12 +17368,25 @@ static tg_tensor *tg__fwk_eq(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* eq.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_eq(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_eq(self, other);
+    tg_tensor *tg_r = tg__below_eq(self, other);
+    if (!(!tg_r) && tg__fwt_eq(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -17044,13 +17401,20 @@ tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_eq(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_eq(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_eq(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17064,25 +17428,17 @@ static tg_tensor *tg__below_eq_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* eq_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_eq_(tg_tensor *self, tg_tensor *other)
+/* eq_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_eq_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_eq_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_eq_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EqBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_EqBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17098,13 +17454,28 @@ static tg_tensor *tg__fwk_eq_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* eq_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_eq_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_eq_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_eq_(self, other);
+    if (!(!tg_r) && tg__fwt_eq_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -17122,13 +17493,28 @@ tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_eq_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_eq_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_eq_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17176,21 +17562,17 @@ static tg_tensor *tg__below_ne(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* ne.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_ne(tg_tensor *self, tg_tensor *other)
+/* ne.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_ne(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_ne(self, other);
-    tg_tensor *tg_r = tg__below_ne(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NeBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_NeBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17206,12 +17588,25 @@ static tg_tensor *tg__fwk_ne(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* ne.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ne(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ne(self, other);
+    tg_tensor *tg_r = tg__below_ne(self, other);
+    if (!(!tg_r) && tg__fwt_ne(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -17226,13 +17621,20 @@ tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_ne(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_ne(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_ne(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17246,25 +17648,17 @@ static tg_tensor *tg__below_ne_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* ne_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_ne_(tg_tensor *self, tg_tensor *other)
+/* ne_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_ne_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_ne_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_ne_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NeBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_NeBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17280,13 +17674,28 @@ static tg_tensor *tg__fwk_ne_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* ne_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ne_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ne_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_ne_(self, other);
+    if (!(!tg_r) && tg__fwt_ne_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -17304,13 +17713,28 @@ tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_ne_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_ne_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_ne_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17358,21 +17782,17 @@ static tg_tensor *tg__below_lt(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* lt.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_lt(tg_tensor *self, tg_tensor *other)
+/* lt.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_lt(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_lt(self, other);
-    tg_tensor *tg_r = tg__below_lt(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LtBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_LtBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17388,12 +17808,25 @@ static tg_tensor *tg__fwk_lt(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* lt.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_lt(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_lt(self, other);
+    tg_tensor *tg_r = tg__below_lt(self, other);
+    if (!(!tg_r) && tg__fwt_lt(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -17408,13 +17841,20 @@ tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_lt(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_lt(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_lt(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17428,25 +17868,17 @@ static tg_tensor *tg__below_lt_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* lt_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_lt_(tg_tensor *self, tg_tensor *other)
+/* lt_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_lt_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_lt_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_lt_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LtBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_LtBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17462,13 +17894,28 @@ static tg_tensor *tg__fwk_lt_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* lt_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_lt_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_lt_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_lt_(self, other);
+    if (!(!tg_r) && tg__fwt_lt_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -17486,13 +17933,28 @@ tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_lt_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_lt_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_lt_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17540,21 +18002,17 @@ static tg_tensor *tg__below_le(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* le.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_le(tg_tensor *self, tg_tensor *other)
+/* le.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_le(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_le(self, other);
-    tg_tensor *tg_r = tg__below_le(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_LeBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17570,12 +18028,25 @@ static tg_tensor *tg__fwk_le(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* le.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_le(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_le(self, other);
+    tg_tensor *tg_r = tg__below_le(self, other);
+    if (!(!tg_r) && tg__fwt_le(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -17590,13 +18061,20 @@ tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_le(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_le(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_le(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17610,25 +18088,17 @@ static tg_tensor *tg__below_le_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* le_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_le_(tg_tensor *self, tg_tensor *other)
+/* le_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_le_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_le_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_le_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_LeBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17644,13 +18114,28 @@ static tg_tensor *tg__fwk_le_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* le_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_le_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_le_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_le_(self, other);
+    if (!(!tg_r) && tg__fwt_le_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -17668,13 +18153,28 @@ tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_le_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_le_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_le_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17722,21 +18222,17 @@ static tg_tensor *tg__below_gt(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* gt.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_gt(tg_tensor *self, tg_tensor *other)
+/* gt.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_gt(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_gt(self, other);
-    tg_tensor *tg_r = tg__below_gt(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GtBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_GtBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17752,12 +18248,25 @@ static tg_tensor *tg__fwk_gt(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gt.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gt(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gt(self, other);
+    tg_tensor *tg_r = tg__below_gt(self, other);
+    if (!(!tg_r) && tg__fwt_gt(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -17772,13 +18281,20 @@ tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_gt(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_gt(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_gt(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17792,25 +18308,17 @@ static tg_tensor *tg__below_gt_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* gt_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_gt_(tg_tensor *self, tg_tensor *other)
+/* gt_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_gt_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_gt_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_gt_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GtBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_GtBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17826,13 +18334,28 @@ static tg_tensor *tg__fwk_gt_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gt_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gt_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gt_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_gt_(self, other);
+    if (!(!tg_r) && tg__fwt_gt_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -17850,13 +18373,28 @@ tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_gt_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_gt_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_gt_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17904,21 +18442,17 @@ static tg_tensor *tg__below_ge(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* ge.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_ge(tg_tensor *self, tg_tensor *other)
+/* ge.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_ge(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_ge(self, other);
-    tg_tensor *tg_r = tg__below_ge(self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeBackward0 n = { .self = self, .other = other, .result = tg_r };
+        tg__fw_GeBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -17934,12 +18468,25 @@ static tg_tensor *tg__fwk_ge(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* ge.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ge(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ge(self, other);
+    tg_tensor *tg_r = tg__below_ge(self, other);
+    if (!(!tg_r) && tg__fwt_ge(self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -17954,13 +18501,20 @@ tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_ge(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_ge(self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_ge(self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -17974,25 +18528,17 @@ static tg_tensor *tg__below_ge_(tg_tensor *self, tg_tensor *other)
     return tg_r;
 }
 
-/* ge_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_ge_(tg_tensor *self, tg_tensor *other)
+/* ge_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_ge_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, other };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_ge_(self, other);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_ge_(self, other);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeBackward0 n = { .self = tg_self0, .other = other, .result = tg_r };
+        tg__fw_GeBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18008,13 +18554,28 @@ static tg_tensor *tg__fwk_ge_(tg_tensor *self, tg_tensor *other)
     fail:
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* ge_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_ge_(tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { self, other };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_ge_(self, other);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_ge_(self, other);
+    if (!(!tg_r) && tg__fwt_ge_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -18032,13 +18593,28 @@ tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
-    tg_tensor *tg_r = tg__fwk_ge_(self, other);
+    tg_tensor *const tg_fw_in[] = { self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_ge_(self, other);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_ge_(self, other, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18086,21 +18662,17 @@ static tg_tensor *tg__below_where(tg_tensor *condition, tg_tensor *self, tg_tens
     return tg_r;
 }
 
-/* where.self below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
+/* where.self: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { condition, self, other };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_where(condition, self, other);
-    tg_tensor *tg_r = tg__below_where(condition, self, other);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_WhereBackward0 n = { .condition = condition, .self = self, .other = other, .result = tg_r };
+        tg__fw_WhereBackward0 n = { .condition = condition, .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18123,12 +18695,25 @@ static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor
         tg_release(n.condition_t);
         tg_release(n.self_t);
         tg_release(n.other_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* where.self below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
+{
+    tg_tensor *const tg_in[] = { condition, self, other };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_where(condition, self, other);
+    tg_tensor *tg_r = tg__below_where(condition, self, other);
+    if (!(!tg_r) && tg__fwt_where(condition, self, other, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -18144,13 +18729,20 @@ tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_t
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, other);
     tg_autograd_save(&tg_n->condition, condition, false, 0);
-    tg_tensor *tg_r = tg__fwk_where(condition, self, other);
+    tg_tensor *const tg_fw_in[] = { condition, self, other };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_where(condition, self, other);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_where(condition, self, other, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18181,21 +18773,17 @@ static tg_tensor *tg__below_clamp(tg_tensor *self, tg_opt_float min, tg_opt_floa
     return tg_r;
 }
 
-/* clamp below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+/* clamp: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_clamp(self, min, max);
-    tg_tensor *tg_r = tg__below_clamp(self, min, max);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward0 n = { .self = self, .min = min, .max = max, .result = tg_r };
+        tg__fw_ClampBackward0 n = { .self = self, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18210,12 +18798,25 @@ static tg_tensor *tg__fwk_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float 
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* clamp below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_clamp(self, min, max);
+    tg_tensor *tg_r = tg__below_clamp(self, min, max);
+    if (!(!tg_r) && tg__fwt_clamp(self, min, max, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -18232,13 +18833,20 @@ tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_f
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min = min;
     tg_n->max = max;
-    tg_tensor *tg_r = tg__fwk_clamp(self, min, max);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_clamp(self, min, max);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_clamp(self, min, max, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18252,25 +18860,17 @@ static tg_tensor *tg__below_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_flo
     return tg_r;
 }
 
-/* clamp_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+/* clamp_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_clamp_(self, min, max);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_clamp_(self, min, max);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward0 n = { .self = tg_self0, .min = min, .max = max, .result = tg_r };
+        tg__fw_ClampBackward0 n = { .self = tg_self0, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18285,13 +18885,28 @@ static tg_tensor *tg__fwk_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* clamp_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_clamp_(self, min, max);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_clamp_(self, min, max);
+    if (!(!tg_r) && tg__fwt_clamp_(self, min, max, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -18317,13 +18932,28 @@ tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_
     tg_release(tg_orig);
     tg_n->min = min;
     tg_n->max = max;
-    tg_tensor *tg_r = tg__fwk_clamp_(self, min, max);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_clamp_(self, min, max);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_clamp_(self, min, max, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18354,21 +18984,17 @@ static tg_tensor *tg__below_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_ten
     return tg_r;
 }
 
-/* clamp.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+/* clamp.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, min, max };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_clamp_tensor(self, min, max);
-    tg_tensor *tg_r = tg__below_clamp_tensor(self, min, max);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward1 n = { .self = self, .min = min, .max = max, .result = tg_r };
+        tg__fw_ClampBackward1 n = { .self = self, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18397,12 +19023,25 @@ static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tenso
         tg_release(n.self_t);
         tg_release(n.min_t);
         tg_release(n.max_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* clamp.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+{
+    tg_tensor *const tg_in[] = { self, min, max };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_clamp_tensor(self, min, max);
+    tg_tensor *tg_r = tg__below_clamp_tensor(self, min, max);
+    if (!(!tg_r) && tg__fwt_clamp_tensor(self, min, max, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -18423,13 +19062,20 @@ tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_
     tg_n->min_defined = min != NULL;
     tg_autograd_save(&tg_n->max, max, false, 0);
     tg_n->max_defined = max != NULL;
-    tg_tensor *tg_r = tg__fwk_clamp_tensor(self, min, max);
+    tg_tensor *const tg_fw_in[] = { self, min, max };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_clamp_tensor(self, min, max);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_clamp_tensor(self, min, max, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18443,25 +19089,17 @@ static tg_tensor *tg__below_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_te
     return tg_r;
 }
 
-/* clamp_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+/* clamp_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, min, max };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_clamp_tensor_(self, min, max);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_clamp_tensor_(self, min, max);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward1 n = { .self = tg_self0, .min = min, .max = max, .result = tg_r };
+        tg__fw_ClampBackward1 n = { .self = tg_self0, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18490,13 +19128,28 @@ static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tens
         tg_release(n.self_t);
         tg_release(n.min_t);
         tg_release(n.max_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* clamp_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
+{
+    tg_tensor *const tg_in[] = { self, min, max };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_clamp_tensor_(self, min, max);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_clamp_tensor_(self, min, max);
+    if (!(!tg_r) && tg__fwt_clamp_tensor_(self, min, max, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -18526,13 +19179,28 @@ tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg
     tg_n->min_defined = min != NULL;
     tg_autograd_save(&tg_n->max, max, false, 0);
     tg_n->max_defined = max != NULL;
-    tg_tensor *tg_r = tg__fwk_clamp_tensor_(self, min, max);
+    tg_tensor *const tg_fw_in[] = { self, min, max };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_clamp_tensor_(self, min, max);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_clamp_tensor_(self, min, max, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18563,21 +19231,17 @@ static tg_tensor *tg__below_neg(tg_tensor *self)
     return tg_r;
 }
 
-/* neg below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_neg(tg_tensor *self)
+/* neg: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_neg(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_neg(self);
-    tg_tensor *tg_r = tg__below_neg(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NegBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_NegBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18592,12 +19256,25 @@ static tg_tensor *tg__fwk_neg(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* neg below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_neg(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_neg(self);
+    tg_tensor *tg_r = tg__below_neg(self);
+    if (!(!tg_r) && tg__fwt_neg(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -18611,13 +19288,20 @@ tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_neg(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_neg(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_neg(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18631,25 +19315,17 @@ static tg_tensor *tg__below_neg_(tg_tensor *self)
     return tg_r;
 }
 
-/* neg_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_neg_(tg_tensor *self)
+/* neg_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_neg_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_neg_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_neg_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NegBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_NegBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18664,13 +19340,28 @@ static tg_tensor *tg__fwk_neg_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* neg_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_neg_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_neg_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_neg_(self);
+    if (!(!tg_r) && tg__fwt_neg_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -18687,13 +19378,28 @@ tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_neg_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_neg_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_neg_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18724,21 +19430,17 @@ static tg_tensor *tg__below_abs(tg_tensor *self)
     return tg_r;
 }
 
-/* abs below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_abs(tg_tensor *self)
+/* abs: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_abs(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_abs(self);
-    tg_tensor *tg_r = tg__below_abs(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AbsBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_AbsBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18753,12 +19455,25 @@ static tg_tensor *tg__fwk_abs(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* abs below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_abs(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_abs(self);
+    tg_tensor *tg_r = tg__below_abs(self);
+    if (!(!tg_r) && tg__fwt_abs(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -18773,13 +19488,20 @@ tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_abs(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_abs(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_abs(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18793,25 +19515,17 @@ static tg_tensor *tg__below_abs_(tg_tensor *self)
     return tg_r;
 }
 
-/* abs_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_abs_(tg_tensor *self)
+/* abs_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_abs_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_abs_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_abs_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AbsBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_AbsBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18826,13 +19540,28 @@ static tg_tensor *tg__fwk_abs_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* abs_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_abs_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_abs_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_abs_(self);
+    if (!(!tg_r) && tg__fwt_abs_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -18856,13 +19585,28 @@ tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_abs_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_abs_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_abs_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -18893,21 +19637,17 @@ static tg_tensor *tg__below_exp(tg_tensor *self)
     return tg_r;
 }
 
-/* exp below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_exp(tg_tensor *self)
+/* exp: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_exp(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_exp(self);
-    tg_tensor *tg_r = tg__below_exp(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ExpBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_ExpBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18922,12 +19662,25 @@ static tg_tensor *tg__fwk_exp(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* exp below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_exp(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_exp(self);
+    tg_tensor *tg_r = tg__below_exp(self);
+    if (!(!tg_r) && tg__fwt_exp(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -18941,13 +19694,20 @@ tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_exp(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_exp(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_exp(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -18962,25 +19722,17 @@ static tg_tensor *tg__below_exp_(tg_tensor *self)
     return tg_r;
 }
 
-/* exp_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_exp_(tg_tensor *self)
+/* exp_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_exp_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_exp_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_exp_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ExpBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_ExpBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -18995,13 +19747,28 @@ static tg_tensor *tg__fwk_exp_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* exp_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_exp_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_exp_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_exp_(self);
+    if (!(!tg_r) && tg__fwt_exp_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -19018,13 +19785,28 @@ tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_exp_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_exp_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_exp_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -19056,21 +19838,17 @@ static tg_tensor *tg__below_log(tg_tensor *self)
     return tg_r;
 }
 
-/* log below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_log(tg_tensor *self)
+/* log: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_log(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_log(self);
-    tg_tensor *tg_r = tg__below_log(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_LogBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19085,12 +19863,25 @@ static tg_tensor *tg__fwk_log(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* log below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log(self);
+    tg_tensor *tg_r = tg__below_log(self);
+    if (!(!tg_r) && tg__fwt_log(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -19105,13 +19896,20 @@ tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_log(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_log(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_log(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -19125,25 +19923,17 @@ static tg_tensor *tg__below_log_(tg_tensor *self)
     return tg_r;
 }
 
-/* log_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_log_(tg_tensor *self)
+/* log_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_log_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_log_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_log_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_LogBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19158,13 +19948,28 @@ static tg_tensor *tg__fwk_log_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* log_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_log_(self);
+    if (!(!tg_r) && tg__fwt_log_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -19188,13 +19993,28 @@ tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_log_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_log_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_log_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -19225,21 +20045,17 @@ static tg_tensor *tg__below_sqrt(tg_tensor *self)
     return tg_r;
 }
 
-/* sqrt below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sqrt(tg_tensor *self)
+/* sqrt: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sqrt(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sqrt(self);
-    tg_tensor *tg_r = tg__below_sqrt(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqrtBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_SqrtBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19254,12 +20070,25 @@ static tg_tensor *tg__fwk_sqrt(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sqrt below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sqrt(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sqrt(self);
+    tg_tensor *tg_r = tg__below_sqrt(self);
+    if (!(!tg_r) && tg__fwt_sqrt(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -19273,13 +20102,20 @@ tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_sqrt(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_sqrt(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sqrt(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -19294,25 +20130,17 @@ static tg_tensor *tg__below_sqrt_(tg_tensor *self)
     return tg_r;
 }
 
-/* sqrt_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sqrt_(tg_tensor *self)
+/* sqrt_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sqrt_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sqrt_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_sqrt_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqrtBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_SqrtBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19327,13 +20155,28 @@ static tg_tensor *tg__fwk_sqrt_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sqrt_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sqrt_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sqrt_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sqrt_(self);
+    if (!(!tg_r) && tg__fwt_sqrt_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -19350,13 +20193,28 @@ tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_sqrt_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_sqrt_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sqrt_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -19388,21 +20246,17 @@ static tg_tensor *tg__below_rsqrt(tg_tensor *self)
     return tg_r;
 }
 
-/* rsqrt below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_rsqrt(tg_tensor *self)
+/* rsqrt: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_rsqrt(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_rsqrt(self);
-    tg_tensor *tg_r = tg__below_rsqrt(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RsqrtBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_RsqrtBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19417,12 +20271,25 @@ static tg_tensor *tg__fwk_rsqrt(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* rsqrt below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_rsqrt(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_rsqrt(self);
+    tg_tensor *tg_r = tg__below_rsqrt(self);
+    if (!(!tg_r) && tg__fwt_rsqrt(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -19436,13 +20303,20 @@ tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_rsqrt(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_rsqrt(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_rsqrt(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -19457,25 +20331,17 @@ static tg_tensor *tg__below_rsqrt_(tg_tensor *self)
     return tg_r;
 }
 
-/* rsqrt_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_rsqrt_(tg_tensor *self)
+/* rsqrt_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_rsqrt_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_rsqrt_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_rsqrt_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RsqrtBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_RsqrtBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19490,13 +20356,28 @@ static tg_tensor *tg__fwk_rsqrt_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* rsqrt_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_rsqrt_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_rsqrt_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_rsqrt_(self);
+    if (!(!tg_r) && tg__fwt_rsqrt_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -19513,13 +20394,28 @@ tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_rsqrt_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_rsqrt_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_rsqrt_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -19551,21 +20447,17 @@ static tg_tensor *tg__below_sin(tg_tensor *self)
     return tg_r;
 }
 
-/* sin below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sin(tg_tensor *self)
+/* sin: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sin(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sin(self);
-    tg_tensor *tg_r = tg__below_sin(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SinBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_SinBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19580,12 +20472,25 @@ static tg_tensor *tg__fwk_sin(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sin below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sin(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sin(self);
+    tg_tensor *tg_r = tg__below_sin(self);
+    if (!(!tg_r) && tg__fwt_sin(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -19600,13 +20505,20 @@ tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_sin(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_sin(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sin(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -19620,25 +20532,17 @@ static tg_tensor *tg__below_sin_(tg_tensor *self)
     return tg_r;
 }
 
-/* sin_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sin_(tg_tensor *self)
+/* sin_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sin_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sin_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_sin_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SinBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_SinBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19653,13 +20557,28 @@ static tg_tensor *tg__fwk_sin_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sin_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sin_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sin_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sin_(self);
+    if (!(!tg_r) && tg__fwt_sin_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -19683,13 +20602,28 @@ tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_sin_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_sin_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sin_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -19720,21 +20654,17 @@ static tg_tensor *tg__below_cos(tg_tensor *self)
     return tg_r;
 }
 
-/* cos below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cos(tg_tensor *self)
+/* cos: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cos(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_cos(self);
-    tg_tensor *tg_r = tg__below_cos(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CosBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_CosBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19749,12 +20679,25 @@ static tg_tensor *tg__fwk_cos(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cos below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cos(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cos(self);
+    tg_tensor *tg_r = tg__below_cos(self);
+    if (!(!tg_r) && tg__fwt_cos(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -19769,13 +20712,20 @@ tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_cos(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_cos(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cos(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -19789,25 +20739,17 @@ static tg_tensor *tg__below_cos_(tg_tensor *self)
     return tg_r;
 }
 
-/* cos_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cos_(tg_tensor *self)
+/* cos_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cos_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_cos_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_cos_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CosBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_CosBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19822,13 +20764,28 @@ static tg_tensor *tg__fwk_cos_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cos_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cos_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cos_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_cos_(self);
+    if (!(!tg_r) && tg__fwt_cos_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -19852,13 +20809,28 @@ tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_cos_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_cos_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cos_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -19889,21 +20861,17 @@ static tg_tensor *tg__below_tanh(tg_tensor *self)
     return tg_r;
 }
 
-/* tanh below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_tanh(tg_tensor *self)
+/* tanh: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_tanh(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_tanh(self);
-    tg_tensor *tg_r = tg__below_tanh(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TanhBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_TanhBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19918,12 +20886,25 @@ static tg_tensor *tg__fwk_tanh(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* tanh below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tanh(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tanh(self);
+    tg_tensor *tg_r = tg__below_tanh(self);
+    if (!(!tg_r) && tg__fwt_tanh(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -19937,13 +20918,20 @@ tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_tanh(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_tanh(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_tanh(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -19958,25 +20946,17 @@ static tg_tensor *tg__below_tanh_(tg_tensor *self)
     return tg_r;
 }
 
-/* tanh_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_tanh_(tg_tensor *self)
+/* tanh_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_tanh_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_tanh_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_tanh_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TanhBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_TanhBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -19991,13 +20971,28 @@ static tg_tensor *tg__fwk_tanh_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* tanh_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tanh_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tanh_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_tanh_(self);
+    if (!(!tg_r) && tg__fwt_tanh_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -20014,13 +21009,28 @@ tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_tanh_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_tanh_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_tanh_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20052,21 +21062,17 @@ static tg_tensor *tg__below_sigmoid(tg_tensor *self)
     return tg_r;
 }
 
-/* sigmoid below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sigmoid(tg_tensor *self)
+/* sigmoid: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sigmoid(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sigmoid(self);
-    tg_tensor *tg_r = tg__below_sigmoid(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SigmoidBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_SigmoidBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20081,12 +21087,25 @@ static tg_tensor *tg__fwk_sigmoid(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sigmoid below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sigmoid(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sigmoid(self);
+    tg_tensor *tg_r = tg__below_sigmoid(self);
+    if (!(!tg_r) && tg__fwt_sigmoid(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20100,13 +21119,20 @@ tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_sigmoid(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_sigmoid(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sigmoid(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20121,25 +21147,17 @@ static tg_tensor *tg__below_sigmoid_(tg_tensor *self)
     return tg_r;
 }
 
-/* sigmoid_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sigmoid_(tg_tensor *self)
+/* sigmoid_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sigmoid_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sigmoid_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_sigmoid_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SigmoidBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_SigmoidBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20154,13 +21172,28 @@ static tg_tensor *tg__fwk_sigmoid_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sigmoid_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sigmoid_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sigmoid_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_sigmoid_(self);
+    if (!(!tg_r) && tg__fwt_sigmoid_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -20177,13 +21210,28 @@ tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_sigmoid_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_sigmoid_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sigmoid_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20215,21 +21263,17 @@ static tg_tensor *tg__below_relu(tg_tensor *self)
     return tg_r;
 }
 
-/* relu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_relu(tg_tensor *self)
+/* relu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_relu(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_relu(self);
-    tg_tensor *tg_r = tg__below_relu(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReluBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_ReluBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20244,12 +21288,25 @@ static tg_tensor *tg__fwk_relu(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* relu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_relu(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_relu(self);
+    tg_tensor *tg_r = tg__below_relu(self);
+    if (!(!tg_r) && tg__fwt_relu(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20263,13 +21320,20 @@ tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_relu(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_relu(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_relu(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20284,25 +21348,17 @@ static tg_tensor *tg__below_relu_(tg_tensor *self)
     return tg_r;
 }
 
-/* relu_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_relu_(tg_tensor *self)
+/* relu_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_relu_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_relu_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_relu_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReluBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_ReluBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20317,13 +21373,28 @@ static tg_tensor *tg__fwk_relu_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* relu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_relu_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_relu_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_relu_(self);
+    if (!(!tg_r) && tg__fwt_relu_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -20340,13 +21411,28 @@ tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_relu_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_relu_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_relu_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20378,21 +21464,17 @@ static tg_tensor *tg__below_sum(tg_tensor *self, tg_int_list dim, bool keepdim, 
     return tg_r;
 }
 
-/* sum.dim_IntList below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+/* sum.dim_IntList: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sum(self, dim, keepdim, dtype);
-    tg_tensor *tg_r = tg__below_sum(self, dim, keepdim, dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SumBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg_r };
+        tg__fw_SumBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20407,12 +21489,25 @@ static tg_tensor *tg__fwk_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sum.dim_IntList below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sum(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__below_sum(self, dim, keepdim, dtype);
+    if (!(!tg_r) && tg__fwt_sum(self, dim, keepdim, dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20430,13 +21525,20 @@ tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdi
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_sum(self, dim, keepdim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_sum(self, dim, keepdim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sum(self, dim, keepdim, dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -20467,21 +21569,17 @@ static tg_tensor *tg__below_mean(tg_tensor *self, tg_int_list dim, bool keepdim,
     return tg_r;
 }
 
-/* mean.dim below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+/* mean.dim: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_mean(self, dim, keepdim, dtype);
-    tg_tensor *tg_r = tg__below_mean(self, dim, keepdim, dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MeanBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg_r };
+        tg__fw_MeanBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20496,12 +21594,25 @@ static tg_tensor *tg__fwk_mean(tg_tensor *self, tg_int_list dim, bool keepdim, t
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mean.dim below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_mean(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__below_mean(self, dim, keepdim, dtype);
+    if (!(!tg_r) && tg__fwt_mean(self, dim, keepdim, dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20519,13 +21630,20 @@ tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepd
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_mean(self, dim, keepdim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_mean(self, dim, keepdim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mean(self, dim, keepdim, dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -20556,21 +21674,17 @@ static tg_tensor *tg__below_prod_dim(tg_tensor *self, int64_t dim, bool keepdim,
     return tg_r;
 }
 
-/* prod.dim_int below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
+/* prod.dim_int: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_prod_dim(self, dim, keepdim, dtype);
-    tg_tensor *tg_r = tg__below_prod_dim(self, dim, keepdim, dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ProdBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg_r };
+        tg__fw_ProdBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20585,12 +21699,25 @@ static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, t
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* prod.dim_int below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_prod_dim(self, dim, keepdim, dtype);
+    tg_tensor *tg_r = tg__below_prod_dim(self, dim, keepdim, dtype);
+    if (!(!tg_r) && tg__fwt_prod_dim(self, dim, keepdim, dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20607,13 +21734,20 @@ tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepd
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_prod_dim(self, dim, keepdim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_prod_dim(self, dim, keepdim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_prod_dim(self, dim, keepdim, dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20645,21 +21779,17 @@ static tg_tensor *tg__below_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
     return tg_r;
 }
 
-/* amax below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
+/* amax: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_amax(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_amax(self, dim, keepdim);
-    tg_tensor *tg_r = tg__below_amax(self, dim, keepdim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AmaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg_r };
+        tg__fw_AmaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20674,12 +21804,25 @@ static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* amax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_amax(self, dim, keepdim);
+    tg_tensor *tg_r = tg__below_amax(self, dim, keepdim);
+    if (!(!tg_r) && tg__fwt_amax(self, dim, keepdim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20697,13 +21840,20 @@ tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepd
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_amax(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_amax(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_amax(self, dim, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20735,21 +21885,17 @@ static tg_tensor *tg__below_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
     return tg_r;
 }
 
-/* amin below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
+/* amin: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_amin(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_amin(self, dim, keepdim);
-    tg_tensor *tg_r = tg__below_amin(self, dim, keepdim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AminBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg_r };
+        tg__fw_AminBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20764,12 +21910,25 @@ static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* amin below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_amin(self, dim, keepdim);
+    tg_tensor *tg_r = tg__below_amin(self, dim, keepdim);
+    if (!(!tg_r) && tg__fwt_amin(self, dim, keepdim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -20787,13 +21946,20 @@ tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepd
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_amin(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_amin(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_amin(self, dim, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20825,21 +21991,19 @@ static tg_values_indices tg__below_max_dim(tg_tensor *self, int64_t dim, bool ke
     return tg_r;
 }
 
-/* max.dim below autograd, then its outputs' tangents */
-static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
+/* max.dim: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_max_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_values_indices tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_max_dim(self, dim, keepdim);
-    tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
-    if (!tg_r.values && !tg_r.indices) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg_r.values, .result1 = tg_r.indices };
+        tg__fw_MaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !n.result0)
+            goto fail;
+        if (tg_r.indices && !n.result1)
+            goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20854,12 +22018,26 @@ static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keep
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.values); tg_release(tg_r.indices);
-            return (tg_values_indices){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* max.dim below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_max_dim(self, dim, keepdim);
+    tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
+    if (!(!tg_r.values && !tg_r.indices) && tg__fwt_max_dim(self, dim, keepdim, tg_r)) {
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        tg_r = (tg_values_indices){ 0 };
     }
     return tg_r;
 }
@@ -20876,13 +22054,20 @@ tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
-    tg_values_indices tg_r = tg__fwk_max_dim(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_values_indices tg_r = tg__below_max_dim(self, dim, keepdim);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
     if (tg__gen_differentiable(tg_r.values))
         tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_max_dim(self, dim, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        return (tg_values_indices){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -20914,21 +22099,19 @@ static tg_values_indices tg__below_min_dim(tg_tensor *self, int64_t dim, bool ke
     return tg_r;
 }
 
-/* min.dim below autograd, then its outputs' tangents */
-static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
+/* min.dim: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_min_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_values_indices tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_min_dim(self, dim, keepdim);
-    tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
-    if (!tg_r.values && !tg_r.indices) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MinBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg_r.values, .result1 = tg_r.indices };
+        tg__fw_MinBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !n.result0)
+            goto fail;
+        if (tg_r.indices && !n.result1)
+            goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -20943,12 +22126,26 @@ static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keep
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.values); tg_release(tg_r.indices);
-            return (tg_values_indices){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* min.dim below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_min_dim(self, dim, keepdim);
+    tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
+    if (!(!tg_r.values && !tg_r.indices) && tg__fwt_min_dim(self, dim, keepdim, tg_r)) {
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        tg_r = (tg_values_indices){ 0 };
     }
     return tg_r;
 }
@@ -20965,13 +22162,20 @@ tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->keepdim = keepdim;
-    tg_values_indices tg_r = tg__fwk_min_dim(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_values_indices tg_r = tg__below_min_dim(self, dim, keepdim);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
     if (tg__gen_differentiable(tg_r.values))
         tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_min_dim(self, dim, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        return (tg_values_indices){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -21033,7 +22237,14 @@ tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keep
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__fwk_argmax(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("argmax");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_argmax(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -21100,7 +22311,14 @@ tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keep
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__fwk_argmin(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("argmin");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_argmin(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -21137,21 +22355,17 @@ static tg_tensor *tg__below_var(tg_tensor *self, tg_int_list dim, tg_opt_int cor
     return tg_r;
 }
 
-/* var.correction below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+/* var.correction: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_var(self, dim, correction, keepdim);
-    tg_tensor *tg_r = tg__below_var(self, dim, correction, keepdim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_VarBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg_r };
+        tg__fw_VarBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21166,12 +22380,25 @@ static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int corre
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* var.correction below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_var(self, dim, correction, keepdim);
+    tg_tensor *tg_r = tg__below_var(self, dim, correction, keepdim);
+    if (!(!tg_r) && tg__fwt_var(self, dim, correction, keepdim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21190,13 +22417,20 @@ tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int 
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->correction = correction;
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_var(self, dim, correction, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_var(self, dim, correction, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_var(self, dim, correction, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21227,21 +22461,17 @@ static tg_tensor *tg__below_std(tg_tensor *self, tg_int_list dim, tg_opt_int cor
     return tg_r;
 }
 
-/* std.correction below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+/* std.correction: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_std(self, dim, correction, keepdim);
-    tg_tensor *tg_r = tg__below_std(self, dim, correction, keepdim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_StdBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg_r };
+        tg__fw_StdBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21256,12 +22486,25 @@ static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int corre
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* std.correction below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_std(self, dim, correction, keepdim);
+    tg_tensor *tg_r = tg__below_std(self, dim, correction, keepdim);
+    if (!(!tg_r) && tg__fwt_std(self, dim, correction, keepdim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21280,13 +22523,20 @@ tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int 
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->correction = correction;
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_std(self, dim, correction, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_std(self, dim, correction, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_std(self, dim, correction, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -21318,21 +22568,17 @@ static tg_tensor *tg__below_mm(tg_tensor *self, tg_tensor *mat2)
     return tg_r;
 }
 
-/* mm below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mm(tg_tensor *self, tg_tensor *mat2)
+/* mm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mm(tg_tensor *self, tg_tensor *mat2, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_mm(self, mat2);
-    tg_tensor *tg_r = tg__below_mm(self, mat2);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MmBackward0 n = { .self = self, .mat2 = mat2, .result = tg_r };
+        tg__fw_MmBackward0 n = { .self = self, .mat2 = mat2, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21354,12 +22600,25 @@ static tg_tensor *tg__fwk_mm(tg_tensor *self, tg_tensor *mat2)
     fail:
         tg_release(n.self_t);
         tg_release(n.mat2_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mm(tg_tensor *self, tg_tensor *mat2)
+{
+    tg_tensor *const tg_in[] = { self, mat2 };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mm(self, mat2);
+    tg_tensor *tg_r = tg__below_mm(self, mat2);
+    if (!(!tg_r) && tg__fwt_mm(self, mat2, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21376,13 +22635,20 @@ tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, mat2);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
-    tg_tensor *tg_r = tg__fwk_mm(self, mat2);
+    tg_tensor *const tg_fw_in[] = { self, mat2 };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_mm(self, mat2);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mm(self, mat2, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21413,21 +22679,17 @@ static tg_tensor *tg__below_bmm(tg_tensor *self, tg_tensor *mat2)
     return tg_r;
 }
 
-/* bmm below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_bmm(tg_tensor *self, tg_tensor *mat2)
+/* bmm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_bmm(tg_tensor *self, tg_tensor *mat2, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mat2 };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_bmm(self, mat2);
-    tg_tensor *tg_r = tg__below_bmm(self, mat2);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_BmmBackward0 n = { .self = self, .mat2 = mat2, .result = tg_r };
+        tg__fw_BmmBackward0 n = { .self = self, .mat2 = mat2, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21449,12 +22711,25 @@ static tg_tensor *tg__fwk_bmm(tg_tensor *self, tg_tensor *mat2)
     fail:
         tg_release(n.self_t);
         tg_release(n.mat2_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* bmm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_bmm(tg_tensor *self, tg_tensor *mat2)
+{
+    tg_tensor *const tg_in[] = { self, mat2 };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_bmm(self, mat2);
+    tg_tensor *tg_r = tg__below_bmm(self, mat2);
+    if (!(!tg_r) && tg__fwt_bmm(self, mat2, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21471,13 +22746,20 @@ tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
     tg_autograd_node_set_next_edge(&tg_n->base, 1, mat2);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
-    tg_tensor *tg_r = tg__fwk_bmm(self, mat2);
+    tg_tensor *const tg_fw_in[] = { self, mat2 };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_bmm(self, mat2);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_bmm(self, mat2, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21508,21 +22790,17 @@ static tg_tensor *tg__below_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *m
     return tg_r;
 }
 
-/* addmm below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+/* addmm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_addmm(self, mat1, mat2, beta, alpha);
-    tg_tensor *tg_r = tg__below_addmm(self, mat1, mat2, beta, alpha);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddmmBackward0 n = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg_r };
+        tg__fw_AddmmBackward0 n = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21551,12 +22829,25 @@ static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat
         tg_release(n.self_t);
         tg_release(n.mat1_t);
         tg_release(n.mat2_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* addmm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, mat1, mat2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_addmm(self, mat1, mat2, beta, alpha);
+    tg_tensor *tg_r = tg__below_addmm(self, mat1, mat2, beta, alpha);
+    if (!(!tg_r) && tg__fwt_addmm(self, mat1, mat2, beta, alpha, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21576,13 +22867,20 @@ tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_addmm(self, mat1, mat2, beta, alpha);
+    tg_tensor *const tg_fw_in[] = { self, mat1, mat2 };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_addmm(self, mat1, mat2, beta, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_addmm(self, mat1, mat2, beta, alpha, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21596,25 +22894,17 @@ static tg_tensor *tg__below_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *
     return tg_r;
 }
 
-/* addmm_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+/* addmm_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2 };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_addmm_(self, mat1, mat2, beta, alpha);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_addmm_(self, mat1, mat2, beta, alpha);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddmmBackward0 n = { .self = tg_self0, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg_r };
+        tg__fw_AddmmBackward0 n = { .self = tg_self0, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21643,13 +22933,28 @@ static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *ma
         tg_release(n.self_t);
         tg_release(n.mat1_t);
         tg_release(n.mat2_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* addmm_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, mat1, mat2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_addmm_(self, mat1, mat2, beta, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_addmm_(self, mat1, mat2, beta, alpha);
+    if (!(!tg_r) && tg__fwt_addmm_(self, mat1, mat2, beta, alpha, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -21672,13 +22977,28 @@ tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tenso
     tg_autograd_save(&tg_n->mat2, mat2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_addmm_(self, mat1, mat2, beta, alpha);
+    tg_tensor *const tg_fw_in[] = { self, mat1, mat2 };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_addmm_(self, mat1, mat2, beta, alpha);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_addmm_(self, mat1, mat2, beta, alpha, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21745,7 +23065,14 @@ tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_as_strided(self, size, stride, storage_offset);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    if (tg_fw) {
+        tg_autograd_node_release(&tg_n->base);
+        tg__fw_not_implemented("as_strided");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_as_strided(self, size, stride, storage_offset);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
@@ -21765,21 +23092,17 @@ static tg_tensor *tg__below_view(tg_tensor *self, tg_int_list size)
     return tg_r;
 }
 
-/* view below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_view(tg_tensor *self, tg_int_list size)
+/* view: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_view(tg_tensor *self, tg_int_list size, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_view(self, size);
-    tg_tensor *tg_r = tg__below_view(self, size);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ViewBackward0 n = { .self = self, .size = size, .result = tg_r };
+        tg__fw_ViewBackward0 n = { .self = self, .size = size, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21794,12 +23117,25 @@ static tg_tensor *tg__fwk_view(tg_tensor *self, tg_int_list size)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* view below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_view(tg_tensor *self, tg_int_list size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_view(self, size);
+    tg_tensor *tg_r = tg__below_view(self, size);
+    if (!(!tg_r) && tg__fwt_view(self, size, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21814,13 +23150,20 @@ tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__fwk_view(self, size);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_view(self, size);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_view(self, size, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21834,21 +23177,17 @@ static tg_tensor *tg__below_transpose(tg_tensor *self, int64_t dim0, int64_t dim
     return tg_r;
 }
 
-/* transpose.int below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
+/* transpose.int: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_transpose(tg_tensor *self, int64_t dim0, int64_t dim1, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_transpose(self, dim0, dim1);
-    tg_tensor *tg_r = tg__below_transpose(self, dim0, dim1);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TransposeBackward0 n = { .self = self, .dim0 = dim0, .dim1 = dim1, .result = tg_r };
+        tg__fw_TransposeBackward0 n = { .self = self, .dim0 = dim0, .dim1 = dim1, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21863,12 +23202,25 @@ static tg_tensor *tg__fwk_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* transpose.int below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_transpose(self, dim0, dim1);
+    tg_tensor *tg_r = tg__below_transpose(self, dim0, dim1);
+    if (!(!tg_r) && tg__fwt_transpose(self, dim0, dim1, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21884,13 +23236,20 @@ tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t 
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim0 = dim0;
     tg_n->dim1 = dim1;
-    tg_tensor *tg_r = tg__fwk_transpose(self, dim0, dim1);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_transpose(self, dim0, dim1);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_transpose(self, dim0, dim1, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21904,21 +23263,17 @@ static tg_tensor *tg__below_permute(tg_tensor *self, tg_int_list dims)
     return tg_r;
 }
 
-/* permute below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_permute(tg_tensor *self, tg_int_list dims)
+/* permute: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_permute(tg_tensor *self, tg_int_list dims, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_permute(self, dims);
-    tg_tensor *tg_r = tg__below_permute(self, dims);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_PermuteBackward0 n = { .self = self, .dims = dims, .result = tg_r };
+        tg__fw_PermuteBackward0 n = { .self = self, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -21933,12 +23288,25 @@ static tg_tensor *tg__fwk_permute(tg_tensor *self, tg_int_list dims)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* permute below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_permute(tg_tensor *self, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_permute(self, dims);
+    tg_tensor *tg_r = tg__below_permute(self, dims);
+    if (!(!tg_r) && tg__fwt_permute(self, dims, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -21954,13 +23322,20 @@ tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
     char *tg_cursor = (char *)(tg_n + 1);
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_permute(self, dims);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_permute(self, dims);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_permute(self, dims, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -21974,21 +23349,17 @@ static tg_tensor *tg__below_squeeze(tg_tensor *self)
     return tg_r;
 }
 
-/* squeeze below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_squeeze(tg_tensor *self)
+/* squeeze: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_squeeze(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_squeeze(self);
-    tg_tensor *tg_r = tg__below_squeeze(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqueezeBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_SqueezeBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22003,12 +23374,25 @@ static tg_tensor *tg__fwk_squeeze(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* squeeze below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_squeeze(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_squeeze(self);
+    tg_tensor *tg_r = tg__below_squeeze(self);
+    if (!(!tg_r) && tg__fwt_squeeze(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22023,13 +23407,20 @@ tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__fwk_squeeze(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_squeeze(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_squeeze(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22043,21 +23434,17 @@ static tg_tensor *tg__below_squeeze_dim(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
-/* squeeze.dim below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_squeeze_dim(tg_tensor *self, int64_t dim)
+/* squeeze.dim: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_squeeze_dim(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_squeeze_dim(self, dim);
-    tg_tensor *tg_r = tg__below_squeeze_dim(self, dim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqueezeBackward1 n = { .self = self, .dim = dim, .result = tg_r };
+        tg__fw_SqueezeBackward1 n = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22072,12 +23459,25 @@ static tg_tensor *tg__fwk_squeeze_dim(tg_tensor *self, int64_t dim)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* squeeze.dim below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_squeeze_dim(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_squeeze_dim(self, dim);
+    tg_tensor *tg_r = tg__below_squeeze_dim(self, dim);
+    if (!(!tg_r) && tg__fwt_squeeze_dim(self, dim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22092,13 +23492,20 @@ tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__fwk_squeeze_dim(self, dim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_squeeze_dim(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_squeeze_dim(self, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22112,21 +23519,17 @@ static tg_tensor *tg__below_unsqueeze(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
-/* unsqueeze below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_unsqueeze(tg_tensor *self, int64_t dim)
+/* unsqueeze: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_unsqueeze(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_unsqueeze(self, dim);
-    tg_tensor *tg_r = tg__below_unsqueeze(self, dim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UnsqueezeBackward0 n = { .self = self, .dim = dim, .result = tg_r };
+        tg__fw_UnsqueezeBackward0 n = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22141,12 +23544,25 @@ static tg_tensor *tg__fwk_unsqueeze(tg_tensor *self, int64_t dim)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* unsqueeze below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_unsqueeze(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_unsqueeze(self, dim);
+    tg_tensor *tg_r = tg__below_unsqueeze(self, dim);
+    if (!(!tg_r) && tg__fwt_unsqueeze(self, dim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22161,13 +23577,20 @@ tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_unsqueeze(self, dim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_unsqueeze(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_unsqueeze(self, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22181,21 +23604,17 @@ static tg_tensor *tg__below_expand(tg_tensor *self, tg_int_list size, bool impli
     return tg_r;
 }
 
-/* expand below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_expand(tg_tensor *self, tg_int_list size, bool implicit)
+/* expand: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_expand(tg_tensor *self, tg_int_list size, bool implicit, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_expand(self, size, implicit);
-    tg_tensor *tg_r = tg__below_expand(self, size, implicit);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ExpandBackward0 n = { .self = self, .size = size, .implicit = implicit, .result = tg_r };
+        tg__fw_ExpandBackward0 n = { .self = self, .size = size, .implicit = implicit, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22210,12 +23629,25 @@ static tg_tensor *tg__fwk_expand(tg_tensor *self, tg_int_list size, bool implici
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* expand below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_expand(tg_tensor *self, tg_int_list size, bool implicit)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_expand(self, size, implicit);
+    tg_tensor *tg_r = tg__below_expand(self, size, implicit);
+    if (!(!tg_r) && tg__fwt_expand(self, size, implicit, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22230,13 +23662,20 @@ tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool im
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
-    tg_tensor *tg_r = tg__fwk_expand(self, size, implicit);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_expand(self, size, implicit);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_expand(self, size, implicit, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22250,21 +23689,17 @@ static tg_tensor *tg__below_slice(tg_tensor *self, int64_t dim, tg_opt_int start
     return tg_r;
 }
 
-/* slice.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+/* slice.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_slice(self, dim, start, end, step);
-    tg_tensor *tg_r = tg__below_slice(self, dim, start, end, step);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SliceBackward0 n = { .self = self, .dim = dim, .start = start, .end = end, .step = step, .result = tg_r };
+        tg__fw_SliceBackward0 n = { .self = self, .dim = dim, .start = start, .end = end, .step = step, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22279,12 +23714,25 @@ static tg_tensor *tg__fwk_slice(tg_tensor *self, int64_t dim, tg_opt_int start, 
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* slice.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_slice(self, dim, start, end, step);
+    tg_tensor *tg_r = tg__below_slice(self, dim, start, end, step);
+    if (!(!tg_r) && tg__fwt_slice(self, dim, start, end, step, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22303,13 +23751,20 @@ tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int st
     tg_n->start = start;
     tg_n->end = end;
     tg_n->step = step;
-    tg_tensor *tg_r = tg__fwk_slice(self, dim, start, end, step);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_slice(self, dim, start, end, step);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_slice(self, dim, start, end, step, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22323,21 +23778,17 @@ static tg_tensor *tg__below_select(tg_tensor *self, int64_t dim, int64_t index)
     return tg_r;
 }
 
-/* select.int below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_select(tg_tensor *self, int64_t dim, int64_t index)
+/* select.int: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_select(tg_tensor *self, int64_t dim, int64_t index, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_select(self, dim, index);
-    tg_tensor *tg_r = tg__below_select(self, dim, index);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg_r };
+        tg__fw_SelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22352,12 +23803,25 @@ static tg_tensor *tg__fwk_select(tg_tensor *self, int64_t dim, int64_t index)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* select.int below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_select(tg_tensor *self, int64_t dim, int64_t index)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_select(self, dim, index);
+    tg_tensor *tg_r = tg__below_select(self, dim, index);
+    if (!(!tg_r) && tg__fwt_select(self, dim, index, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22374,13 +23838,20 @@ tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t inde
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_n->index = index;
-    tg_tensor *tg_r = tg__fwk_select(self, dim, index);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_select(self, dim, index);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_select(self, dim, index, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22394,21 +23865,17 @@ static tg_tensor *tg__below_clone(tg_tensor *self, tg_memory_format memory_forma
     return tg_r;
 }
 
-/* clone below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_clone(tg_tensor *self, tg_memory_format memory_format)
+/* clone: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_clone(tg_tensor *self, tg_memory_format memory_format, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_clone(self, memory_format);
-    tg_tensor *tg_r = tg__below_clone(self, memory_format);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CloneBackward0 n = { .self = self, .memory_format = memory_format, .result = tg_r };
+        tg__fw_CloneBackward0 n = { .self = self, .memory_format = memory_format, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22423,12 +23890,25 @@ static tg_tensor *tg__fwk_clone(tg_tensor *self, tg_memory_format memory_format)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* clone below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_clone(tg_tensor *self, tg_memory_format memory_format)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_clone(self, memory_format);
+    tg_tensor *tg_r = tg__below_clone(self, memory_format);
+    if (!(!tg_r) && tg__fwt_clone(self, memory_format, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22442,13 +23922,20 @@ tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_fo
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_clone(self, memory_format);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_clone(self, memory_format);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_clone(self, memory_format, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22462,20 +23949,16 @@ static tg_tensor *tg__below_cat(tg_tensor_list tensors, int64_t dim)
     return tg_r;
 }
 
-/* cat below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
+/* cat: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cat(tg_tensor_list tensors, int64_t dim, tg_tensor *tg_r)
 {
-    if (!(tg__fw_any(tensors.data, (int)tensors.len)))
-        return tg__below_cat(tensors, dim);
-    tg_tensor *tg_r = tg__below_cat(tensors, dim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tensors.data, (int)tensors.len, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CatBackward0 n = { .tensors = tensors, .dim = dim, .result = tg_r };
+        tg__fw_CatBackward0 n = { .tensors = tensors, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has_list(tensors.data, (int)tensors.len, tg_l)) {
@@ -22490,12 +23973,24 @@ static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
         tg_rc = 0;
     fail:
         tg_tensor_list_release(n.tensors_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cat below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cat(tg_tensor_list tensors, int64_t dim)
+{
+    if (!(tg__fw_any(tensors.data, (int)tensors.len)))
+        return tg__below_cat(tensors, dim);
+    tg_tensor *tg_r = tg__below_cat(tensors, dim);
+    if (!(!tg_r) && tg__fwt_cat(tensors, dim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22512,13 +24007,19 @@ tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
         tg_autograd_node_set_next_edge(&tg_n->base, 0 + (int)tg_i, tensors.data[tg_i]);
     tg_n->tensors_size_0 = tg__gen_keep_list_sizes(tensors, dim, &tg_cursor);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_cat(tensors, dim);
+    bool tg_fw = tg__fw_any(tensors.data, (int)tensors.len);
+    tg_tensor *tg_r = tg__below_cat(tensors, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cat(tensors, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22566,16 +24067,10 @@ static tg_tensor_list tg__below_split(tg_tensor *self, int64_t split_size, int64
     return tg_r;
 }
 
-/* split.Tensor below autograd, then its outputs' tangents */
-static tg_tensor_list tg__fwk_split(tg_tensor *self, int64_t split_size, int64_t dim)
+/* split.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_split(tg_tensor *self, int64_t split_size, int64_t dim, tg_tensor_list tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_split(self, split_size, dim);
-    tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
-    if (!tg_r.data) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
@@ -22592,10 +24087,22 @@ static tg_tensor_list tg__fwk_split(tg_tensor *self, int64_t split_size, int64_t
         tg_release(n.self_t);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_tensor_list_release(tg_r);
-            return (tg_tensor_list){ NULL, 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* split.Tensor below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk_split(tg_tensor *self, int64_t split_size, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_split(self, split_size, dim);
+    tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
+    if (!(!tg_r.data) && tg__fwt_split(self, split_size, dim, tg_r)) {
+        tg_tensor_list_release(tg_r);
+        tg_r = (tg_tensor_list){ NULL, 0 };
     }
     return tg_r;
 }
@@ -22605,7 +24112,9 @@ tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, in
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__fwk_split(self, split_size, dim);
-    tg_tensor_list tg_r = tg__fwk_split(self, split_size, dim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor_list tg_r = tg__below_split(self, split_size, dim);
     if (!tg_r.data)
         return tg_r;
     tg__node_SplitBackward0 *tg_n = (tg__node_SplitBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SplitBackward0_vtable, (int)tg_r.len, 1);
@@ -22618,6 +24127,11 @@ tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, in
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
             tg_autograd_set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    if (tg_fw && tg__fwt_split(self, split_size, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22631,16 +24145,10 @@ static tg_tensor_list tg__below_split_with_sizes(tg_tensor *self, tg_int_list sp
     return tg_r;
 }
 
-/* split_with_sizes below autograd, then its outputs' tangents */
-static tg_tensor_list tg__fwk_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
+/* split_with_sizes: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim, tg_tensor_list tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_split_with_sizes(self, split_sizes, dim);
-    tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
-    if (!tg_r.data) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
@@ -22657,10 +24165,22 @@ static tg_tensor_list tg__fwk_split_with_sizes(tg_tensor *self, tg_int_list spli
         tg_release(n.self_t);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_tensor_list_release(tg_r);
-            return (tg_tensor_list){ NULL, 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* split_with_sizes below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_split_with_sizes(self, split_sizes, dim);
+    tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
+    if (!(!tg_r.data) && tg__fwt_split_with_sizes(self, split_sizes, dim, tg_r)) {
+        tg_tensor_list_release(tg_r);
+        tg_r = (tg_tensor_list){ NULL, 0 };
     }
     return tg_r;
 }
@@ -22670,7 +24190,9 @@ tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__fwk_split_with_sizes(self, split_sizes, dim);
-    tg_tensor_list tg_r = tg__fwk_split_with_sizes(self, split_sizes, dim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor_list tg_r = tg__below_split_with_sizes(self, split_sizes, dim);
     if (!tg_r.data)
         return tg_r;
     tg__node_SplitWithSizesBackward0 *tg_n = (tg__node_SplitWithSizesBackward0 *)tg_autograd_node_new(sizeof *tg_n, &SplitWithSizesBackward0_vtable, (int)tg_r.len, 1);
@@ -22683,6 +24205,11 @@ tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
             tg_autograd_set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    if (tg_fw && tg__fwt_split_with_sizes(self, split_sizes, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22696,16 +24223,10 @@ static tg_tensor_list tg__below_unbind(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
-/* unbind.int below autograd, then its outputs' tangents */
-static tg_tensor_list tg__fwk_unbind(tg_tensor *self, int64_t dim)
+/* unbind.int: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_unbind(tg_tensor *self, int64_t dim, tg_tensor_list tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_unbind(self, dim);
-    tg_tensor_list tg_r = tg__below_unbind(self, dim);
-    if (!tg_r.data) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
@@ -22722,10 +24243,22 @@ static tg_tensor_list tg__fwk_unbind(tg_tensor *self, int64_t dim)
         tg_release(n.self_t);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_tensor_list_release(tg_r);
-            return (tg_tensor_list){ NULL, 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* unbind.int below autograd, then its outputs' tangents */
+static tg_tensor_list tg__fwk_unbind(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_unbind(self, dim);
+    tg_tensor_list tg_r = tg__below_unbind(self, dim);
+    if (!(!tg_r.data) && tg__fwt_unbind(self, dim, tg_r)) {
+        tg_tensor_list_release(tg_r);
+        tg_r = (tg_tensor_list){ NULL, 0 };
     }
     return tg_r;
 }
@@ -22735,7 +24268,9 @@ tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
     tg_tensor *const tg_in[] = { self };
     if (!(tg_autograd_any_requires_grad(tg_in, 1)))
         return tg__fwk_unbind(self, dim);
-    tg_tensor_list tg_r = tg__fwk_unbind(self, dim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor_list tg_r = tg__below_unbind(self, dim);
     if (!tg_r.data)
         return tg_r;
     tg__node_UnbindBackward0 *tg_n = (tg__node_UnbindBackward0 *)tg_autograd_node_new(sizeof *tg_n, &UnbindBackward0_vtable, (int)tg_r.len, 1);
@@ -22748,6 +24283,11 @@ tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
             tg_autograd_set_history(tg_r.data[tg_i], &tg_n->base, (int)tg_i);
+    if (tg_fw && tg__fwt_unbind(self, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_tensor_list_release(tg_r);
+        return (tg_tensor_list){ NULL, 0 };
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22761,21 +24301,17 @@ static tg_tensor *tg__below__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout 
     return tg_r;
 }
 
-/* _to_copy below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
+/* _to_copy: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
-    tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ToCopyBackward0 n = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format, .result = tg_r };
+        tg__fw_ToCopyBackward0 n = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22790,12 +24326,25 @@ static tg_tensor *tg__fwk__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout la
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _to_copy below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+    tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+    if (!(!tg_r) && tg__fwt__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22812,13 +24361,20 @@ tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layo
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->self_device = tg_tensor_device(self);
     tg_n->layout = layout;
-    tg_tensor *tg_r = tg__fwk__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22832,25 +24388,17 @@ static tg_tensor *tg__below_copy_(tg_tensor *self, tg_tensor *src, bool non_bloc
     return tg_r;
 }
 
-/* copy_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
+/* copy_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, src };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_copy_(self, src, non_blocking);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_copy_(self, src, non_blocking);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CopyBackward0 n = { .self = tg_self0, .src = src, .non_blocking = non_blocking, .result = tg_r };
+        tg__fw_CopyBackward0 n = { .self = tg_self0, .src = src, .non_blocking = non_blocking, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
@@ -22868,13 +24416,28 @@ static tg_tensor *tg__fwk_copy_(tg_tensor *self, tg_tensor *src, bool non_blocki
     fail:
         tg_release(n.self_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* copy_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
+{
+    tg_tensor *const tg_in[] = { self, src };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_copy_(self, src, non_blocking);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_copy_(self, src, non_blocking);
+    if (!(!tg_r) && tg__fwt_copy_(self, src, non_blocking, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -22892,13 +24455,28 @@ tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_b
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
-    tg_tensor *tg_r = tg__fwk_copy_(self, src, non_blocking);
+    tg_tensor *const tg_fw_in[] = { self, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_copy_(self, src, non_blocking);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_copy_(self, src, non_blocking, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -22912,21 +24490,17 @@ static tg_tensor *tg__below__softmax(tg_tensor *self, int64_t dim, bool half_to_
     return tg_r;
 }
 
-/* _softmax below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+/* _softmax: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__softmax(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below__softmax(self, dim, half_to_float);
-    tg_tensor *tg_r = tg__below__softmax(self, dim, half_to_float);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg_r };
+        tg__fw_SoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -22941,12 +24515,25 @@ static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_fl
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _softmax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__softmax(self, dim, half_to_float);
+    tg_tensor *tg_r = tg__below__softmax(self, dim, half_to_float);
+    if (!(!tg_r) && tg__fwt__softmax(self, dim, half_to_float, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -22962,13 +24549,20 @@ tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk__softmax(self, dim, half_to_float);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below__softmax(self, dim, half_to_float);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__softmax(self, dim, half_to_float, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -23000,21 +24594,17 @@ static tg_tensor *tg__below__log_softmax(tg_tensor *self, int64_t dim, bool half
     return tg_r;
 }
 
-/* _log_softmax below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+/* _log_softmax: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below__log_softmax(self, dim, half_to_float);
-    tg_tensor *tg_r = tg__below__log_softmax(self, dim, half_to_float);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg_r };
+        tg__fw_LogSoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -23035,12 +24625,25 @@ static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_t
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _log_softmax below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__log_softmax(self, dim, half_to_float);
+    tg_tensor *tg_r = tg__below__log_softmax(self, dim, half_to_float);
+    if (!(!tg_r) && tg__fwt__log_softmax(self, dim, half_to_float, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23056,13 +24659,20 @@ tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool h
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk__log_softmax(self, dim, half_to_float);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below__log_softmax(self, dim, half_to_float);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__log_softmax(self, dim, half_to_float, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -23094,21 +24704,17 @@ static tg_tensor *tg__below_slice_backward(tg_tensor *grad_output, tg_int_list i
     return tg_r;
 }
 
-/* slice_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+/* slice_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
-    tg_tensor *tg_r = tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SliceBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step, .result = tg_r };
+        tg__fw_SliceBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -23123,12 +24729,25 @@ static tg_tensor *tg__fwk_slice_backward(tg_tensor *grad_output, tg_int_list inp
         tg_rc = 0;
     fail:
         tg_release(n.grad_output_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* slice_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    tg_tensor *tg_r = tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    if (!(!tg_r) && tg__fwt_slice_backward(grad_output, input_sizes, dim, start, end, step, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23146,13 +24765,20 @@ tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_lis
     tg_n->start = start;
     tg_n->end = end;
     tg_n->step = step;
-    tg_tensor *tg_r = tg__fwk_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    tg_tensor *const tg_fw_in[] = { grad_output };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_slice_backward(grad_output, input_sizes, dim, start, end, step);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_slice_backward(grad_output, input_sizes, dim, start, end, step, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23166,21 +24792,17 @@ static tg_tensor *tg__below_select_backward(tg_tensor *grad_output, tg_int_list 
     return tg_r;
 }
 
-/* select_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
+/* select_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_select_backward(grad_output, input_sizes, dim, index);
-    tg_tensor *tg_r = tg__below_select_backward(grad_output, input_sizes, dim, index);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SelectBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index, .result = tg_r };
+        tg__fw_SelectBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -23195,12 +24817,25 @@ static tg_tensor *tg__fwk_select_backward(tg_tensor *grad_output, tg_int_list in
         tg_rc = 0;
     fail:
         tg_release(n.grad_output_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* select_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_select_backward(grad_output, input_sizes, dim, index);
+    tg_tensor *tg_r = tg__below_select_backward(grad_output, input_sizes, dim, index);
+    if (!(!tg_r) && tg__fwt_select_backward(grad_output, input_sizes, dim, index, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23216,13 +24851,20 @@ tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_li
     tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
     tg_n->dim = dim;
     tg_n->index = index;
-    tg_tensor *tg_r = tg__fwk_select_backward(grad_output, input_sizes, dim, index);
+    tg_tensor *const tg_fw_in[] = { grad_output };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_select_backward(grad_output, input_sizes, dim, index);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_select_backward(grad_output, input_sizes, dim, index, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23236,21 +24878,17 @@ static tg_tensor *tg__below_threshold_backward(tg_tensor *grad_output, tg_tensor
     return tg_r;
 }
 
-/* threshold_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
+/* threshold_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_threshold_backward(grad_output, self, threshold);
-    tg_tensor *tg_r = tg__below_threshold_backward(grad_output, self, threshold);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ThresholdBackwardBackward0 n = { .grad_output = grad_output, .self = self, .threshold = threshold, .result = tg_r };
+        tg__fw_ThresholdBackwardBackward0 n = { .grad_output = grad_output, .self = self, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -23266,12 +24904,25 @@ static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* threshold_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_threshold_backward(grad_output, self, threshold);
+    tg_tensor *tg_r = tg__below_threshold_backward(grad_output, self, threshold);
+    if (!(!tg_r) && tg__fwt_threshold_backward(grad_output, self, threshold, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23288,13 +24939,20 @@ tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->threshold = threshold;
-    tg_tensor *tg_r = tg__fwk_threshold_backward(grad_output, self, threshold);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_threshold_backward(grad_output, self, threshold);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_threshold_backward(grad_output, self, threshold, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23308,21 +24966,17 @@ static tg_tensor *tg__below__softmax_backward_data(tg_tensor *grad_output, tg_te
     return tg_r;
 }
 
-/* _softmax_backward_data below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+/* _softmax_backward_data: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
-    tg_tensor *tg_r = tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg_r };
+        tg__fw_SoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -23350,12 +25004,25 @@ static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tens
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.output_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _softmax_backward_data below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+{
+    tg_tensor *const tg_in[] = { grad_output, output };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg_tensor *tg_r = tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
+    if (!(!tg_r) && tg__fwt__softmax_backward_data(grad_output, output, dim, input_dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23374,13 +25041,20 @@ tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg
     tg_autograd_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
     tg_n->input_dtype = input_dtype;
-    tg_tensor *tg_r = tg__fwk__softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg_tensor *const tg_fw_in[] = { grad_output, output };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below__softmax_backward_data(grad_output, output, dim, input_dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__softmax_backward_data(grad_output, output, dim, input_dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23394,21 +25068,17 @@ static tg_tensor *tg__below__log_softmax_backward_data(tg_tensor *grad_output, t
     return tg_r;
 }
 
-/* _log_softmax_backward_data below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+/* _log_softmax_backward_data: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, output };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
-    tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg_r };
+        tg__fw_LogSoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -23430,12 +25100,25 @@ static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.output_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _log_softmax_backward_data below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
+{
+    tg_tensor *const tg_in[] = { grad_output, output };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    if (!(!tg_r) && tg__fwt__log_softmax_backward_data(grad_output, output, dim, input_dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23453,13 +25136,20 @@ tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->output, output, false, 0);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg_tensor *const tg_fw_in[] = { grad_output, output };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below__log_softmax_backward_data(grad_output, output, dim, input_dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__log_softmax_backward_data(grad_output, output, dim, input_dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23473,21 +25163,17 @@ static tg_tensor *tg__below_linear(tg_tensor *input, tg_tensor *weight, tg_tenso
     return tg_r;
 }
 
-/* linear below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
+/* linear: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_linear(input, weight, bias);
-    tg_tensor *tg_r = tg__below_linear(input, weight, bias);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LinearBackward0 n = { .input = input, .weight = weight, .bias = bias, .result = tg_r };
+        tg__fw_LinearBackward0 n = { .input = input, .weight = weight, .bias = bias, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
@@ -23516,12 +25202,25 @@ static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor 
         tg_release(n.input_t);
         tg_release(n.weight_t);
         tg_release(n.bias_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* linear below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_linear(input, weight, bias);
+    tg_tensor *tg_r = tg__below_linear(input, weight, bias);
+    if (!(!tg_r) && tg__fwt_linear(input, weight, bias, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23539,13 +25238,20 @@ tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_te
     tg_autograd_node_set_next_edge(&tg_n->base, 2, bias);
     tg_autograd_save(&tg_n->input, input, false, 0);
     tg_autograd_save(&tg_n->weight, weight, false, 0);
-    tg_tensor *tg_r = tg__fwk_linear(input, weight, bias);
+    tg_tensor *const tg_fw_in[] = { input, weight, bias };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_linear(input, weight, bias);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_linear(input, weight, bias, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23559,21 +25265,19 @@ static tg_output_total_weight tg__below_nll_loss_forward(tg_tensor *self, tg_ten
     return tg_r;
 }
 
-/* nll_loss_forward below autograd, then its outputs' tangents */
-static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
+/* nll_loss_forward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_output_total_weight tg_r)
 {
     tg_tensor *const tg_in[] = { self, target, weight };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
-    tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
-    if (!tg_r.output && !tg_r.total_weight) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NllLossForwardBackward0 n = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .result0 = tg_r.output, .result1 = tg_r.total_weight };
+        tg__fw_NllLossForwardBackward0 n = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.total_weight, tg_l) };
+        if (tg_r.output && !n.result0)
+            goto fail;
+        if (tg_r.total_weight && !n.result1)
+            goto fail;
         if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -23590,12 +25294,26 @@ static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tenso
         tg_release(n.self_t);
         tg_release(n.target_t);
         tg_release(n.weight_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.output); tg_release(tg_r.total_weight);
-            return (tg_output_total_weight){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* nll_loss_forward below autograd, then its outputs' tangents */
+static tg_output_total_weight tg__fwk_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
+{
+    tg_tensor *const tg_in[] = { self, target, weight };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    if (!(!tg_r.output && !tg_r.total_weight) && tg__fwt_nll_loss_forward(self, target, weight, reduction, ignore_index, tg_r)) {
+        tg_release(tg_r.output); tg_release(tg_r.total_weight);
+        tg_r = (tg_output_total_weight){ 0 };
     }
     return tg_r;
 }
@@ -23616,13 +25334,20 @@ tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_
     tg_n->weight_defined = weight != NULL;
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
-    tg_output_total_weight tg_r = tg__fwk_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    tg_tensor *const tg_fw_in[] = { self, target, weight };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_output_total_weight tg_r = tg__below_nll_loss_forward(self, target, weight, reduction, ignore_index);
     if (!tg_r.output && !tg_r.total_weight) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_total_weight){ 0 };
     }
     if (tg__gen_differentiable(tg_r.output))
         tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_nll_loss_forward(self, target, weight, reduction, ignore_index, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.output); tg_release(tg_r.total_weight);
+        return (tg_output_total_weight){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.total_weight, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -23637,21 +25362,17 @@ static tg_tensor *tg__below_nll_loss_backward(tg_tensor *grad_output, tg_tensor 
     return tg_r;
 }
 
-/* nll_loss_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
+/* nll_loss_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
-    if (!(tg__fw_any(tg_in, 5)))
-        return tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-    tg_tensor *tg_r = tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 5, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NllLossBackwardBackward0 n = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight, .result = tg_r };
+        tg__fw_NllLossBackwardBackward0 n = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -23670,12 +25391,25 @@ static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *s
         tg_release(n.target_t);
         tg_release(n.weight_t);
         tg_release(n.total_weight_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* nll_loss_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, target, weight, total_weight };
+    if (!(tg__fw_any(tg_in, 5)))
+        return tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    tg_tensor *tg_r = tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    if (!(!tg_r) && tg__fwt_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23696,13 +25430,20 @@ tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tens
     tg_n->weight_defined = weight != NULL;
     tg_n->reduction = reduction;
     tg_n->ignore_index = ignore_index;
-    tg_tensor *tg_r = tg__fwk_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    tg_tensor *const tg_fw_in[] = { grad_output, self, target, weight, total_weight };
+    bool tg_fw = tg__fw_any(tg_fw_in, 5);
+    tg_tensor *tg_r = tg__below_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23716,21 +25457,19 @@ static tg_tensors2 tg__below_native_dropout(tg_tensor *input, double p, tg_opt_b
     return tg_r;
 }
 
-/* native_dropout below autograd, then its outputs' tangents */
-static tg_tensors2 tg__fwk_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+/* native_dropout: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_native_dropout(tg_tensor *input, double p, tg_opt_bool train, tg_tensors2 tg_r)
 {
     tg_tensor *const tg_in[] = { input };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_native_dropout(input, p, train);
-    tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
-    if (!tg_r.r0 && !tg_r.r1) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeDropoutBackward0 n = { .input = input, .p = p, .train = train, .result0 = tg_r.r0, .result1 = tg_r.r1 };
+        tg__fw_NativeDropoutBackward0 n = { .input = input, .p = p, .train = train, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
@@ -23745,12 +25484,26 @@ static tg_tensors2 tg__fwk_native_dropout(tg_tensor *input, double p, tg_opt_boo
         tg_rc = 0;
     fail:
         tg_release(n.input_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1);
-            return (tg_tensors2){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* native_dropout below autograd, then its outputs' tangents */
+static tg_tensors2 tg__fwk_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
+{
+    tg_tensor *const tg_in[] = { input };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_native_dropout(input, p, train);
+    tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
+    if (!(!tg_r.r0 && !tg_r.r1) && tg__fwt_native_dropout(input, p, train, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1);
+        tg_r = (tg_tensors2){ 0 };
     }
     return tg_r;
 }
@@ -23765,13 +25518,20 @@ tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_op
         return (tg_tensors2){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, input);
     tg_n->p = p;
-    tg_tensors2 tg_r = tg__fwk_native_dropout(input, p, train);
+    tg_tensor *const tg_fw_in[] = { input };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensors2 tg_r = tg__below_native_dropout(input, p, train);
     if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_native_dropout(input, p, train, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1);
+        return (tg_tensors2){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -23786,21 +25546,17 @@ static tg_tensor *tg__below_convolution(tg_tensor *input, tg_tensor *weight, tg_
     return tg_r;
 }
 
-/* convolution below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+/* convolution: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-    tg_tensor *tg_r = tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ConvolutionBackward0 n = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .result = tg_r };
+        tg__fw_ConvolutionBackward0 n = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
@@ -23829,12 +25585,25 @@ static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_te
         tg_release(n.input_t);
         tg_release(n.weight_t);
         tg_release(n.bias_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* convolution below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg_tensor *tg_r = tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    if (!(!tg_r) && tg__fwt_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -23861,13 +25630,20 @@ tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, 
     tg_n->transposed = transposed;
     tg_n->output_padding = tg__gen_keep_ints(output_padding, &tg_cursor);
     tg_n->groups = groups;
-    tg_tensor *tg_r = tg__fwk_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg_tensor *const tg_fw_in[] = { input, weight, bias };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -23881,21 +25657,21 @@ static tg_tensors3 tg__below_convolution_backward(tg_tensor *grad_output, tg_ten
     return tg_r;
 }
 
-/* convolution_backward below autograd, then its outputs' tangents */
-static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+/* convolution_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask, tg_tensors3 tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, input, weight };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
-    tg_tensors3 tg_r = tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
-    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ConvolutionBackwardBackward0 n = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        tg__fw_ConvolutionBackwardBackward0 n = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
+        if (tg_r.r2 && !n.result2)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(weight, tg_l)) {
@@ -23946,12 +25722,27 @@ static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tenso
         tg_release(n.grad_output_t);
         tg_release(n.input_t);
         tg_release(n.weight_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
+        tg_release(n.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
-            return (tg_tensors3){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* convolution_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_output, input, weight };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_tensors3 tg_r = tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    if (!(!tg_r.r0 && !tg_r.r1 && !tg_r.r2) && tg__fwt_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg_r = (tg_tensors3){ 0 };
     }
     return tg_r;
 }
@@ -23977,7 +25768,9 @@ tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_
     tg_n->transposed = transposed;
     tg_n->output_padding = tg__gen_keep_ints(output_padding, &tg_cursor);
     tg_n->groups = groups;
-    tg_tensors3 tg_r = tg__fwk_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg_tensor *const tg_fw_in[] = { grad_output, input, weight };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensors3 tg_r = tg__below_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -23988,6 +25781,11 @@ tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_
         tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
     if (tg__gen_differentiable(tg_r.r2))
         tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    if (tg_fw && tg__fwt_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24001,21 +25799,19 @@ static tg_tensors2 tg__below_max_pool2d_with_indices(tg_tensor *self, tg_int_lis
     return tg_r;
 }
 
-/* max_pool2d_with_indices below autograd, then its outputs' tangents */
-static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+/* max_pool2d_with_indices: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensors2 tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
-    tg_tensors2 tg_r = tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
-    if (!tg_r.r0 && !tg_r.r1) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxPool2dWithIndicesBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .result0 = tg_r.r0, .result1 = tg_r.r1 };
+        tg__fw_MaxPool2dWithIndicesBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24030,12 +25826,26 @@ static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list 
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1);
-            return (tg_tensors2){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* max_pool2d_with_indices below autograd, then its outputs' tangents */
+static tg_tensors2 tg__fwk_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg_tensors2 tg_r = tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    if (!(!tg_r.r0 && !tg_r.r1) && tg__fwt_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1);
+        tg_r = (tg_tensors2){ 0 };
     }
     return tg_r;
 }
@@ -24056,13 +25866,20 @@ tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
     tg_n->dilation = tg__gen_keep_ints(dilation, &tg_cursor);
     tg_n->ceil_mode = ceil_mode;
-    tg_tensors2 tg_r = tg__fwk_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensors2 tg_r = tg__below_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode);
     if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_max_pool2d_with_indices(self, kernel_size, stride, padding, dilation, ceil_mode, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1);
+        return (tg_tensors2){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -24077,21 +25894,17 @@ static tg_tensor *tg__below_max_pool2d_with_indices_backward(tg_tensor *grad_out
     return tg_r;
 }
 
-/* max_pool2d_with_indices_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+/* max_pool2d_with_indices_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-    tg_tensor *tg_r = tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxPool2dWithIndicesBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices, .result = tg_r };
+        tg__fw_MaxPool2dWithIndicesBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -24108,12 +25921,25 @@ static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_outpu
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
         tg_release(n.indices_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* max_pool2d_with_indices_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, indices };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg_tensor *tg_r = tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    if (!(!tg_r) && tg__fwt_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24130,13 +25956,20 @@ tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
-    tg_tensor *tg_r = tg__fwk_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg_tensor *const tg_fw_in[] = { grad_output, self, indices };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24150,21 +25983,17 @@ static tg_tensor *tg__below_max_pool_double_backward(tg_tensor *self, tg_tensor 
     return tg_r;
 }
 
-/* max_pool_double_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+/* max_pool_double_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, indices };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_max_pool_double_backward(self, indices, dim);
-    tg_tensor *tg_r = tg__below_max_pool_double_backward(self, indices, dim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxPoolDoubleBackwardBackward0 n = { .self = self, .indices = indices, .dim = dim, .result = tg_r };
+        tg__fw_MaxPoolDoubleBackwardBackward0 n = { .self = self, .indices = indices, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24180,12 +26009,25 @@ static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *i
     fail:
         tg_release(n.self_t);
         tg_release(n.indices_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* max_pool_double_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_max_pool_double_backward(self, indices, dim);
+    tg_tensor *tg_r = tg__below_max_pool_double_backward(self, indices, dim);
+    if (!(!tg_r) && tg__fwt_max_pool_double_backward(self, indices, dim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24201,13 +26043,20 @@ tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tens
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
-    tg_tensor *tg_r = tg__fwk_max_pool_double_backward(self, indices, dim);
+    tg_tensor *const tg_fw_in[] = { self, indices };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_max_pool_double_backward(self, indices, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_max_pool_double_backward(self, indices, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24221,21 +26070,17 @@ static tg_tensor *tg__below_avg_pool2d(tg_tensor *self, tg_int_list kernel_size,
     return tg_r;
 }
 
-/* avg_pool2d below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+/* avg_pool2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-    tg_tensor *tg_r = tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AvgPool2dBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg_r };
+        tg__fw_AvgPool2dBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24250,12 +26095,25 @@ static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, t
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* avg_pool2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_tensor *tg_r = tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    if (!(!tg_r) && tg__fwt_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24277,13 +26135,20 @@ tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_si
     tg_n->ceil_mode = ceil_mode;
     tg_n->count_include_pad = count_include_pad;
     tg_n->divisor_override = divisor_override;
-    tg_tensor *tg_r = tg__fwk_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_avg_pool2d(self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24297,21 +26162,17 @@ static tg_tensor *tg__below_avg_pool2d_backward(tg_tensor *grad_output, tg_tenso
     return tg_r;
 }
 
-/* avg_pool2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+/* avg_pool2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-    tg_tensor *tg_r = tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg_r };
+        tg__fw_AvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -24327,12 +26188,25 @@ static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor 
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* avg_pool2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_tensor *tg_r = tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    if (!(!tg_r) && tg__fwt_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24355,13 +26229,20 @@ tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_te
     tg_n->ceil_mode = ceil_mode;
     tg_n->count_include_pad = count_include_pad;
     tg_n->divisor_override = divisor_override;
-    tg_tensor *tg_r = tg__fwk_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24375,21 +26256,17 @@ static tg_tensor *tg__below__adaptive_avg_pool2d(tg_tensor *self, tg_int_list ou
     return tg_r;
 }
 
-/* _adaptive_avg_pool2d below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+/* _adaptive_avg_pool2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below__adaptive_avg_pool2d(self, output_size);
-    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d(self, output_size);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveAvgPool2dBackward0 n = { .self = self, .output_size = output_size, .result = tg_r };
+        tg__fw_AdaptiveAvgPool2dBackward0 n = { .self = self, .output_size = output_size, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24404,12 +26281,25 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list outp
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _adaptive_avg_pool2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below__adaptive_avg_pool2d(self, output_size);
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d(self, output_size);
+    if (!(!tg_r) && tg__fwt__adaptive_avg_pool2d(self, output_size, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24424,13 +26314,20 @@ tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk__adaptive_avg_pool2d(self, output_size);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d(self, output_size);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__adaptive_avg_pool2d(self, output_size, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24444,21 +26341,17 @@ static tg_tensor *tg__below__adaptive_avg_pool2d_backward(tg_tensor *grad_output
     return tg_r;
 }
 
-/* _adaptive_avg_pool2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+/* _adaptive_avg_pool2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below__adaptive_avg_pool2d_backward(grad_output, self);
-    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d_backward(grad_output, self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveAvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        tg__fw_AdaptiveAvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -24474,12 +26367,25 @@ static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, 
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _adaptive_avg_pool2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d_backward(grad_output, self);
+    if (!(!tg_r) && tg__fwt__adaptive_avg_pool2d_backward(grad_output, self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24496,13 +26402,20 @@ tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_out
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg__saved_sizes_save(&tg_n->grad_output_sizes, grad_output);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk__adaptive_avg_pool2d_backward(grad_output, self);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below__adaptive_avg_pool2d_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__adaptive_avg_pool2d_backward(grad_output, self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24516,21 +26429,19 @@ static tg_tensors2 tg__below_adaptive_max_pool2d(tg_tensor *self, tg_int_list ou
     return tg_r;
 }
 
-/* adaptive_max_pool2d below autograd, then its outputs' tangents */
-static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+/* adaptive_max_pool2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size, tg_tensors2 tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_adaptive_max_pool2d(self, output_size);
-    tg_tensors2 tg_r = tg__below_adaptive_max_pool2d(self, output_size);
-    if (!tg_r.r0 && !tg_r.r1) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveMaxPool2dBackward0 n = { .self = self, .output_size = output_size, .result0 = tg_r.r0, .result1 = tg_r.r1 };
+        tg__fw_AdaptiveMaxPool2dBackward0 n = { .self = self, .output_size = output_size, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24545,12 +26456,26 @@ static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list outp
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1);
-            return (tg_tensors2){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* adaptive_max_pool2d below autograd, then its outputs' tangents */
+static tg_tensors2 tg__fwk_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_adaptive_max_pool2d(self, output_size);
+    tg_tensors2 tg_r = tg__below_adaptive_max_pool2d(self, output_size);
+    if (!(!tg_r.r0 && !tg_r.r1) && tg__fwt_adaptive_max_pool2d(self, output_size, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1);
+        tg_r = (tg_tensors2){ 0 };
     }
     return tg_r;
 }
@@ -24565,13 +26490,20 @@ tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list
         return (tg_tensors2){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensors2 tg_r = tg__fwk_adaptive_max_pool2d(self, output_size);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensors2 tg_r = tg__below_adaptive_max_pool2d(self, output_size);
     if (!tg_r.r0 && !tg_r.r1) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors2){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_adaptive_max_pool2d(self, output_size, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1);
+        return (tg_tensors2){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -24586,21 +26518,17 @@ static tg_tensor *tg__below_adaptive_max_pool2d_backward(tg_tensor *grad_output,
     return tg_r;
 }
 
-/* adaptive_max_pool2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+/* adaptive_max_pool2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self, indices };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
-    tg_tensor *tg_r = tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveMaxPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .indices = indices, .result = tg_r };
+        tg__fw_AdaptiveMaxPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -24617,12 +26545,25 @@ static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, t
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
         tg_release(n.indices_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* adaptive_max_pool2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, indices };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg_tensor *tg_r = tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
+    if (!(!tg_r) && tg__fwt_adaptive_max_pool2d_backward(grad_output, self, indices, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24639,13 +26580,20 @@ tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_outp
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
-    tg_tensor *tg_r = tg__fwk_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg_tensor *const tg_fw_in[] = { grad_output, self, indices };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_adaptive_max_pool2d_backward(grad_output, self, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_adaptive_max_pool2d_backward(grad_output, self, indices, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24659,21 +26607,17 @@ static tg_tensor *tg__below_constant_pad_nd(tg_tensor *self, tg_int_list pad, do
     return tg_r;
 }
 
-/* constant_pad_nd below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
+/* constant_pad_nd: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_constant_pad_nd(self, pad, value);
-    tg_tensor *tg_r = tg__below_constant_pad_nd(self, pad, value);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ConstantPadNdBackward0 n = { .self = self, .pad = pad, .value = value, .result = tg_r };
+        tg__fw_ConstantPadNdBackward0 n = { .self = self, .pad = pad, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24688,12 +26632,25 @@ static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, doub
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* constant_pad_nd below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_constant_pad_nd(self, pad, value);
+    tg_tensor *tg_r = tg__below_constant_pad_nd(self, pad, value);
+    if (!(!tg_r) && tg__fwt_constant_pad_nd(self, pad, value, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24709,13 +26666,20 @@ tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad,
     char *tg_cursor = (char *)(tg_n + 1);
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->pad = tg__gen_keep_ints(pad, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_constant_pad_nd(self, pad, value);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_constant_pad_nd(self, pad, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_constant_pad_nd(self, pad, value, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24729,21 +26693,17 @@ static tg_tensor *tg__below_reflection_pad2d(tg_tensor *self, tg_int_list paddin
     return tg_r;
 }
 
-/* reflection_pad2d below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+/* reflection_pad2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_reflection_pad2d(tg_tensor *self, tg_int_list padding, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_reflection_pad2d(self, padding);
-    tg_tensor *tg_r = tg__below_reflection_pad2d(self, padding);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReflectionPad2dBackward0 n = { .self = self, .padding = padding, .result = tg_r };
+        tg__fw_ReflectionPad2dBackward0 n = { .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24758,12 +26718,25 @@ static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* reflection_pad2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_reflection_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_reflection_pad2d(self, padding);
+    tg_tensor *tg_r = tg__below_reflection_pad2d(self, padding);
+    if (!(!tg_r) && tg__fwt_reflection_pad2d(self, padding, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24780,13 +26753,20 @@ tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list pad
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_reflection_pad2d(self, padding);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_reflection_pad2d(self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_reflection_pad2d(self, padding, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24800,21 +26780,17 @@ static tg_tensor *tg__below_reflection_pad2d_backward(tg_tensor *grad_output, tg
     return tg_r;
 }
 
-/* reflection_pad2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+/* reflection_pad2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_reflection_pad2d_backward(grad_output, self, padding);
-    tg_tensor *tg_r = tg__below_reflection_pad2d_backward(grad_output, self, padding);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReflectionPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg_r };
+        tg__fw_ReflectionPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -24830,12 +26806,25 @@ static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_t
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* reflection_pad2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    tg_tensor *tg_r = tg__below_reflection_pad2d_backward(grad_output, self, padding);
+    if (!(!tg_r) && tg__fwt_reflection_pad2d_backward(grad_output, self, padding, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24853,13 +26842,20 @@ tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output,
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_reflection_pad2d_backward(grad_output, self, padding);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_reflection_pad2d_backward(grad_output, self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_reflection_pad2d_backward(grad_output, self, padding, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24873,21 +26869,17 @@ static tg_tensor *tg__below_replication_pad2d(tg_tensor *self, tg_int_list paddi
     return tg_r;
 }
 
-/* replication_pad2d below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding)
+/* replication_pad2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_replication_pad2d(tg_tensor *self, tg_int_list padding, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_replication_pad2d(self, padding);
-    tg_tensor *tg_r = tg__below_replication_pad2d(self, padding);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReplicationPad2dBackward0 n = { .self = self, .padding = padding, .result = tg_r };
+        tg__fw_ReplicationPad2dBackward0 n = { .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -24902,12 +26894,25 @@ static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* replication_pad2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_replication_pad2d(tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_replication_pad2d(self, padding);
+    tg_tensor *tg_r = tg__below_replication_pad2d(self, padding);
+    if (!(!tg_r) && tg__fwt_replication_pad2d(self, padding, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24924,13 +26929,20 @@ tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list pa
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_replication_pad2d(self, padding);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_replication_pad2d(self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_replication_pad2d(self, padding, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -24944,21 +26956,17 @@ static tg_tensor *tg__below_replication_pad2d_backward(tg_tensor *grad_output, t
     return tg_r;
 }
 
-/* replication_pad2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+/* replication_pad2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_replication_pad2d_backward(grad_output, self, padding);
-    tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReplicationPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg_r };
+        tg__fw_ReplicationPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -24974,12 +26982,25 @@ static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* replication_pad2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_replication_pad2d_backward(grad_output, self, padding);
+    tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
+    if (!(!tg_r) && tg__fwt_replication_pad2d_backward(grad_output, self, padding, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -24997,13 +27018,20 @@ tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->padding = tg__gen_keep_ints(padding, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_replication_pad2d_backward(grad_output, self, padding);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_replication_pad2d_backward(grad_output, self, padding);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_replication_pad2d_backward(grad_output, self, padding, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25017,21 +27045,21 @@ static tg_tensors3 tg__below_native_batch_norm(tg_tensor *input, tg_tensor *weig
     return tg_r;
 }
 
-/* native_batch_norm below autograd, then its outputs' tangents */
-static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+/* native_batch_norm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps, tg_tensors3 tg_r)
 {
     tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
-    if (!(tg__fw_any(tg_in, 5)))
-        return tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-    tg_tensors3 tg_r = tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 5, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeBatchNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        tg__fw_NativeBatchNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
+        if (tg_r.r2 && !n.result2)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
@@ -25062,12 +27090,27 @@ static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight
         tg_release(n.bias_t);
         tg_release(n.running_mean_t);
         tg_release(n.running_var_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
+        tg_release(n.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
-            return (tg_tensors3){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* native_batch_norm below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias, running_mean, running_var };
+    if (!(tg__fw_any(tg_in, 5)))
+        return tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg_tensors3 tg_r = tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    if (!(!tg_r.r0 && !tg_r.r1 && !tg_r.r2) && tg__fwt_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg_r = (tg_tensors3){ 0 };
     }
     return tg_r;
 }
@@ -25092,13 +27135,20 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *w
     tg_n->running_var_defined = running_var != NULL;
     tg_n->training = training;
     tg_n->eps = eps;
-    tg_tensors3 tg_r = tg__fwk_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg_tensor *const tg_fw_in[] = { input, weight, bias, running_mean, running_var };
+    bool tg_fw = tg__fw_any(tg_fw_in, 5);
+    tg_tensors3 tg_r = tg__below_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
     tg_autograd_save(&tg_n->result2, tg_r.r2, true, 2);
     tg_autograd_node_release(&tg_n->base);
@@ -25114,21 +27164,21 @@ static tg_tensors3 tg__below_native_batch_norm_backward(tg_tensor *grad_out, tg_
     return tg_r;
 }
 
-/* native_batch_norm_backward below autograd, then its outputs' tangents */
-static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+/* native_batch_norm_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask, tg_tensors3 tg_r)
 {
     tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
-    if (!(tg__fw_any(tg_in, 7)))
-        return tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
-    tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
-    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 7, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeBatchNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        tg__fw_NativeBatchNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
+        if (tg_r.r2 && !n.result2)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
@@ -25195,12 +27245,27 @@ static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_te
         tg_release(n.running_var_t);
         tg_release(n.save_mean_t);
         tg_release(n.save_invstd_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
+        tg_release(n.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
-            return (tg_tensors3){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* native_batch_norm_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
+    if (!(tg__fw_any(tg_in, 7)))
+        return tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    if (!(!tg_r.r0 && !tg_r.r1 && !tg_r.r2) && tg__fwt_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg_r = (tg_tensors3){ 0 };
     }
     return tg_r;
 }
@@ -25232,7 +27297,9 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, 
     tg_n->save_invstd_defined = save_invstd != NULL;
     tg_n->train = train;
     tg_n->eps = eps;
-    tg_tensors3 tg_r = tg__fwk_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg_tensor *const tg_fw_in[] = { grad_out, input, weight, running_mean, running_var, save_mean, save_invstd };
+    bool tg_fw = tg__fw_any(tg_fw_in, 7);
+    tg_tensors3 tg_r = tg__below_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -25243,6 +27310,11 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, 
         tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
     if (tg__gen_differentiable(tg_r.r2))
         tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    if (tg_fw && tg__fwt_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25256,21 +27328,21 @@ static tg_tensors3 tg__below_native_group_norm(tg_tensor *input, tg_tensor *weig
     return tg_r;
 }
 
-/* native_group_norm below autograd, then its outputs' tangents */
-static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+/* native_group_norm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps, tg_tensors3 tg_r)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
-    tg_tensors3 tg_r = tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
-    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeGroupNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        tg__fw_NativeGroupNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
+        if (tg_r.r2 && !n.result2)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
@@ -25321,12 +27393,27 @@ static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight
         tg_release(n.input_t);
         tg_release(n.weight_t);
         tg_release(n.bias_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
+        tg_release(n.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
-            return (tg_tensors3){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* native_group_norm below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg_tensors3 tg_r = tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    if (!(!tg_r.r0 && !tg_r.r1 && !tg_r.r2) && tg__fwt_native_group_norm(input, weight, bias, N, C, HxW, group, eps, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg_r = (tg_tensors3){ 0 };
     }
     return tg_r;
 }
@@ -25349,13 +27436,20 @@ tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *w
     tg_n->C = C;
     tg_n->HxW = HxW;
     tg_n->group = group;
-    tg_tensors3 tg_r = tg__fwk_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg_tensor *const tg_fw_in[] = { input, weight, bias };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensors3 tg_r = tg__below_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_native_group_norm(input, weight, bias, N, C, HxW, group, eps, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
     tg_autograd_save(&tg_n->result2, tg_r.r2, true, 2);
     tg_autograd_node_release(&tg_n->base);
@@ -25405,7 +27499,14 @@ tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, 
     tg_autograd_node_set_next_edge(tg_n, tg_e++, mean);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, rstd);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, weight);
-    tg_tensors3 tg_r = tg__fwk_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg_tensor *const tg_fw_in[] = { grad_out, input, mean, rstd, weight };
+    bool tg_fw = tg__fw_any(tg_fw_in, 5);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("native_group_norm_backward");
+        return (tg_tensors3){ 0 };
+    }
+    tg_tensors3 tg_r = tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(tg_n);
         return (tg_tensors3){ 0 };
@@ -25429,21 +27530,17 @@ static tg_tensor *tg__below_upsample_nearest2d(tg_tensor *self, tg_int_list outp
     return tg_r;
 }
 
-/* upsample_nearest2d below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
+/* upsample_nearest2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
-    tg_tensor *tg_r = tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleNearest2dBackward0 n = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        tg__fw_UpsampleNearest2dBackward0 n = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -25458,12 +27555,25 @@ static tg_tensor *tg__fwk_upsample_nearest2d(tg_tensor *self, tg_int_list output
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* upsample_nearest2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    if (!(!tg_r) && tg__fwt_upsample_nearest2d(self, output_size, scales_h, scales_w, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -25482,13 +27592,20 @@ tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list o
     tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__fwk_upsample_nearest2d(self, output_size, scales_h, scales_w);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_upsample_nearest2d(self, output_size, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_upsample_nearest2d(self, output_size, scales_h, scales_w, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25502,21 +27619,17 @@ static tg_tensor *tg__below_upsample_nearest2d_backward(tg_tensor *grad_output, 
     return tg_r;
 }
 
-/* upsample_nearest2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
+/* upsample_nearest2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
-    tg_tensor *tg_r = tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleNearest2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        tg__fw_UpsampleNearest2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -25531,12 +27644,25 @@ static tg_tensor *tg__fwk_upsample_nearest2d_backward(tg_tensor *grad_output, tg
         tg_rc = 0;
     fail:
         tg_release(n.grad_output_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* upsample_nearest2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    if (!(!tg_r) && tg__fwt_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -25554,13 +27680,20 @@ tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_outpu
     tg_n->output_size = tg__gen_keep_ints(output_size, &tg_cursor);
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__fwk_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
+    tg_tensor *const tg_fw_in[] = { grad_output };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_upsample_nearest2d_backward(grad_output, output_size, input_size, scales_h, scales_w, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25574,21 +27707,17 @@ static tg_tensor *tg__below_upsample_bilinear2d(tg_tensor *self, tg_int_list out
     return tg_r;
 }
 
-/* upsample_bilinear2d below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+/* upsample_bilinear2d: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
-    tg_tensor *tg_r = tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleBilinear2dBackward0 n = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        tg__fw_UpsampleBilinear2dBackward0 n = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -25603,12 +27732,25 @@ static tg_tensor *tg__fwk_upsample_bilinear2d(tg_tensor *self, tg_int_list outpu
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* upsample_bilinear2d below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    if (!(!tg_r) && tg__fwt_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -25628,13 +27770,20 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list 
     tg_n->align_corners = align_corners;
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__fwk_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_upsample_bilinear2d(self, output_size, align_corners, scales_h, scales_w, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25648,21 +27797,17 @@ static tg_tensor *tg__below_upsample_bilinear2d_backward(tg_tensor *grad_output,
     return tg_r;
 }
 
-/* upsample_bilinear2d_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+/* upsample_bilinear2d_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
-    tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleBilinear2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg_r };
+        tg__fw_UpsampleBilinear2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -25677,12 +27822,25 @@ static tg_tensor *tg__fwk_upsample_bilinear2d_backward(tg_tensor *grad_output, t
         tg_rc = 0;
     fail:
         tg_release(n.grad_output_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* upsample_bilinear2d_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
+{
+    tg_tensor *const tg_in[] = { grad_output };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    if (!(!tg_r) && tg__fwt_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -25701,13 +27859,20 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_outp
     tg_n->align_corners = align_corners;
     tg_n->scales_h = scales_h;
     tg_n->scales_w = scales_w;
-    tg_tensor *tg_r = tg__fwk_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
+    tg_tensor *const tg_fw_in[] = { grad_output };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, scales_h, scales_w, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25738,21 +27903,17 @@ static tg_tensor *tg__below_leaky_relu(tg_tensor *self, double negative_slope)
     return tg_r;
 }
 
-/* leaky_relu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_leaky_relu(tg_tensor *self, double negative_slope)
+/* leaky_relu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_leaky_relu(tg_tensor *self, double negative_slope, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_leaky_relu(self, negative_slope);
-    tg_tensor *tg_r = tg__below_leaky_relu(self, negative_slope);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeakyReluBackward0 n = { .self = self, .negative_slope = negative_slope, .result = tg_r };
+        tg__fw_LeakyReluBackward0 n = { .self = self, .negative_slope = negative_slope, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -25767,12 +27928,25 @@ static tg_tensor *tg__fwk_leaky_relu(tg_tensor *self, double negative_slope)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* leaky_relu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_leaky_relu(tg_tensor *self, double negative_slope)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_leaky_relu(self, negative_slope);
+    tg_tensor *tg_r = tg__below_leaky_relu(self, negative_slope);
+    if (!(!tg_r) && tg__fwt_leaky_relu(self, negative_slope, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -25788,13 +27962,20 @@ tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->negative_slope = negative_slope;
-    tg_tensor *tg_r = tg__fwk_leaky_relu(self, negative_slope);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_leaky_relu(self, negative_slope);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_leaky_relu(self, negative_slope, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25808,25 +27989,17 @@ static tg_tensor *tg__below_leaky_relu_(tg_tensor *self, double negative_slope)
     return tg_r;
 }
 
-/* leaky_relu_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_leaky_relu_(tg_tensor *self, double negative_slope)
+/* leaky_relu_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_leaky_relu_(tg_tensor *self, double negative_slope, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_leaky_relu_(self, negative_slope);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_leaky_relu_(self, negative_slope);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeakyReluBackward1 n = { .self = tg_self0, .negative_slope = negative_slope, .result = tg_r };
+        tg__fw_LeakyReluBackward1 n = { .self = tg_self0, .negative_slope = negative_slope, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -25841,13 +28014,28 @@ static tg_tensor *tg__fwk_leaky_relu_(tg_tensor *self, double negative_slope)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* leaky_relu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_leaky_relu_(tg_tensor *self, double negative_slope)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_leaky_relu_(self, negative_slope);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_leaky_relu_(self, negative_slope);
+    if (!(!tg_r) && tg__fwt_leaky_relu_(self, negative_slope, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -25865,13 +28053,28 @@ tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slop
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->negative_slope = negative_slope;
-    tg_tensor *tg_r = tg__fwk_leaky_relu_(self, negative_slope);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_leaky_relu_(self, negative_slope);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_leaky_relu_(self, negative_slope, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -25886,21 +28089,17 @@ static tg_tensor *tg__below_leaky_relu_backward(tg_tensor *grad_output, tg_tenso
     return tg_r;
 }
 
-/* leaky_relu_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+/* leaky_relu_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
-    tg_tensor *tg_r = tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeakyReluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result, .result = tg_r };
+        tg__fw_LeakyReluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -25916,12 +28115,25 @@ static tg_tensor *tg__fwk_leaky_relu_backward(tg_tensor *grad_output, tg_tensor 
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* leaky_relu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg_tensor *tg_r = tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    if (!(!tg_r) && tg__fwt_leaky_relu_backward(grad_output, self, negative_slope, self_is_result, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -25938,13 +28150,20 @@ tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_te
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->negative_slope = negative_slope;
-    tg_tensor *tg_r = tg__fwk_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_leaky_relu_backward(grad_output, self, negative_slope, self_is_result, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -25975,21 +28194,17 @@ static tg_tensor *tg__below_hardtanh(tg_tensor *self, double min_val, double max
     return tg_r;
 }
 
-/* hardtanh below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardtanh(tg_tensor *self, double min_val, double max_val)
+/* hardtanh: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardtanh(tg_tensor *self, double min_val, double max_val, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_hardtanh(self, min_val, max_val);
-    tg_tensor *tg_r = tg__below_hardtanh(self, min_val, max_val);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardtanhBackward0 n = { .self = self, .min_val = min_val, .max_val = max_val, .result = tg_r };
+        tg__fw_HardtanhBackward0 n = { .self = self, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26004,12 +28219,25 @@ static tg_tensor *tg__fwk_hardtanh(tg_tensor *self, double min_val, double max_v
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardtanh below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardtanh(tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardtanh(self, min_val, max_val);
+    tg_tensor *tg_r = tg__below_hardtanh(self, min_val, max_val);
+    if (!(!tg_r) && tg__fwt_hardtanh(self, min_val, max_val, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26026,13 +28254,20 @@ tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double 
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min_val = min_val;
     tg_n->max_val = max_val;
-    tg_tensor *tg_r = tg__fwk_hardtanh(self, min_val, max_val);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_hardtanh(self, min_val, max_val);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardtanh(self, min_val, max_val, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26046,25 +28281,17 @@ static tg_tensor *tg__below_hardtanh_(tg_tensor *self, double min_val, double ma
     return tg_r;
 }
 
-/* hardtanh_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardtanh_(tg_tensor *self, double min_val, double max_val)
+/* hardtanh_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardtanh_(tg_tensor *self, double min_val, double max_val, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_hardtanh_(self, min_val, max_val);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_hardtanh_(self, min_val, max_val);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardtanhBackward0 n = { .self = tg_self0, .min_val = min_val, .max_val = max_val, .result = tg_r };
+        tg__fw_HardtanhBackward0 n = { .self = tg_self0, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26079,13 +28306,28 @@ static tg_tensor *tg__fwk_hardtanh_(tg_tensor *self, double min_val, double max_
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardtanh_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardtanh_(tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardtanh_(self, min_val, max_val);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_hardtanh_(self, min_val, max_val);
+    if (!(!tg_r) && tg__fwt_hardtanh_(self, min_val, max_val, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -26111,13 +28353,28 @@ tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double
     tg_release(tg_orig);
     tg_n->min_val = min_val;
     tg_n->max_val = max_val;
-    tg_tensor *tg_r = tg__fwk_hardtanh_(self, min_val, max_val);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_hardtanh_(self, min_val, max_val);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardtanh_(self, min_val, max_val, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26131,21 +28388,17 @@ static tg_tensor *tg__below_hardtanh_backward(tg_tensor *grad_output, tg_tensor 
     return tg_r;
 }
 
-/* hardtanh_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+/* hardtanh_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
-    tg_tensor *tg_r = tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardtanhBackwardBackward0 n = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val, .result = tg_r };
+        tg__fw_HardtanhBackwardBackward0 n = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -26161,12 +28414,25 @@ static tg_tensor *tg__fwk_hardtanh_backward(tg_tensor *grad_output, tg_tensor *s
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardtanh_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg_tensor *tg_r = tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
+    if (!(!tg_r) && tg__fwt_hardtanh_backward(grad_output, self, min_val, max_val, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26184,13 +28450,20 @@ tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tens
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->min_val = min_val;
     tg_n->max_val = max_val;
-    tg_tensor *tg_r = tg__fwk_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_hardtanh_backward(grad_output, self, min_val, max_val);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardtanh_backward(grad_output, self, min_val, max_val, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26221,21 +28494,17 @@ static tg_tensor *tg__below_hardswish(tg_tensor *self)
     return tg_r;
 }
 
-/* hardswish below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardswish(tg_tensor *self)
+/* hardswish: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardswish(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_hardswish(self);
-    tg_tensor *tg_r = tg__below_hardswish(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardswishBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_HardswishBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26250,12 +28519,25 @@ static tg_tensor *tg__fwk_hardswish(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardswish below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardswish(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardswish(self);
+    tg_tensor *tg_r = tg__below_hardswish(self);
+    if (!(!tg_r) && tg__fwt_hardswish(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26270,13 +28552,20 @@ tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_hardswish(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_hardswish(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardswish(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26290,25 +28579,17 @@ static tg_tensor *tg__below_hardswish_(tg_tensor *self)
     return tg_r;
 }
 
-/* hardswish_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardswish_(tg_tensor *self)
+/* hardswish_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardswish_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_hardswish_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_hardswish_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardswishBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_HardswishBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26323,13 +28604,28 @@ static tg_tensor *tg__fwk_hardswish_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardswish_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardswish_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardswish_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_hardswish_(self);
+    if (!(!tg_r) && tg__fwt_hardswish_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -26353,13 +28649,28 @@ tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_hardswish_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_hardswish_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardswish_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26373,21 +28684,17 @@ static tg_tensor *tg__below_hardswish_backward(tg_tensor *grad_output, tg_tensor
     return tg_r;
 }
 
-/* hardswish_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+/* hardswish_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardswish_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_hardswish_backward(grad_output, self);
-    tg_tensor *tg_r = tg__below_hardswish_backward(grad_output, self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardswishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        tg__fw_HardswishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -26409,12 +28716,25 @@ static tg_tensor *tg__fwk_hardswish_backward(tg_tensor *grad_output, tg_tensor *
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardswish_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_hardswish_backward(grad_output, self);
+    tg_tensor *tg_r = tg__below_hardswish_backward(grad_output, self);
+    if (!(!tg_r) && tg__fwt_hardswish_backward(grad_output, self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26431,13 +28751,20 @@ tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_hardswish_backward(grad_output, self);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_hardswish_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardswish_backward(grad_output, self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26468,21 +28795,17 @@ static tg_tensor *tg__below_hardsigmoid(tg_tensor *self)
     return tg_r;
 }
 
-/* hardsigmoid below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardsigmoid(tg_tensor *self)
+/* hardsigmoid: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardsigmoid(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_hardsigmoid(self);
-    tg_tensor *tg_r = tg__below_hardsigmoid(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardsigmoidBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_HardsigmoidBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26497,12 +28820,25 @@ static tg_tensor *tg__fwk_hardsigmoid(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardsigmoid below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardsigmoid(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardsigmoid(self);
+    tg_tensor *tg_r = tg__below_hardsigmoid(self);
+    if (!(!tg_r) && tg__fwt_hardsigmoid(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26517,13 +28853,20 @@ tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_hardsigmoid(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_hardsigmoid(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardsigmoid(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26537,25 +28880,17 @@ static tg_tensor *tg__below_hardsigmoid_(tg_tensor *self)
     return tg_r;
 }
 
-/* hardsigmoid_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_hardsigmoid_(tg_tensor *self)
+/* hardsigmoid_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_hardsigmoid_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_hardsigmoid_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_hardsigmoid_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardsigmoidBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_HardsigmoidBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26570,13 +28905,28 @@ static tg_tensor *tg__fwk_hardsigmoid_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* hardsigmoid_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_hardsigmoid_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_hardsigmoid_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_hardsigmoid_(self);
+    if (!(!tg_r) && tg__fwt_hardsigmoid_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -26600,13 +28950,28 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_hardsigmoid_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_hardsigmoid_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_hardsigmoid_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26651,7 +29016,14 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_t
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, grad_output);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__fwk_hardsigmoid_backward(grad_output, self);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("hardsigmoid_backward");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_hardsigmoid_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -26688,21 +29060,17 @@ static tg_tensor *tg__below_elu(tg_tensor *self, double alpha, double scale, dou
     return tg_r;
 }
 
-/* elu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+/* elu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_elu(tg_tensor *self, double alpha, double scale, double input_scale, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_elu(self, alpha, scale, input_scale);
-    tg_tensor *tg_r = tg__below_elu(self, alpha, scale, input_scale);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EluBackward0 n = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg_r };
+        tg__fw_EluBackward0 n = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26717,12 +29085,25 @@ static tg_tensor *tg__fwk_elu(tg_tensor *self, double alpha, double scale, doubl
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* elu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_elu(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_elu(self, alpha, scale, input_scale);
+    tg_tensor *tg_r = tg__below_elu(self, alpha, scale, input_scale);
+    if (!(!tg_r) && tg__fwt_elu(self, alpha, scale, input_scale, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26740,13 +29121,20 @@ tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, 
     tg_n->alpha = alpha;
     tg_n->scale = scale;
     tg_n->input_scale = input_scale;
-    tg_tensor *tg_r = tg__fwk_elu(self, alpha, scale, input_scale);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_elu(self, alpha, scale, input_scale);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_elu(self, alpha, scale, input_scale, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26760,25 +29148,17 @@ static tg_tensor *tg__below_elu_(tg_tensor *self, double alpha, double scale, do
     return tg_r;
 }
 
-/* elu_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+/* elu_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_elu_(tg_tensor *self, double alpha, double scale, double input_scale, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_elu_(self, alpha, scale, input_scale);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_elu_(self, alpha, scale, input_scale);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EluBackward1 n = { .self = tg_self0, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg_r };
+        tg__fw_EluBackward1 n = { .self = tg_self0, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -26793,13 +29173,28 @@ static tg_tensor *tg__fwk_elu_(tg_tensor *self, double alpha, double scale, doub
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* elu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_elu_(self, alpha, scale, input_scale);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_elu_(self, alpha, scale, input_scale);
+    if (!(!tg_r) && tg__fwt_elu_(self, alpha, scale, input_scale, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -26819,13 +29214,28 @@ tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale,
     tg_n->alpha = alpha;
     tg_n->scale = scale;
     tg_n->input_scale = input_scale;
-    tg_tensor *tg_r = tg__fwk_elu_(self, alpha, scale, input_scale);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_elu_(self, alpha, scale, input_scale);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_elu_(self, alpha, scale, input_scale, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -26840,21 +29250,17 @@ static tg_tensor *tg__below_elu_backward(tg_tensor *grad_output, double alpha, d
     return tg_r;
 }
 
-/* elu_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+/* elu_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self_or_result };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
-    tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EluBackwardBackward0 n = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result, .result = tg_r };
+        tg__fw_EluBackwardBackward0 n = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -26876,12 +29282,25 @@ static tg_tensor *tg__fwk_elu_backward(tg_tensor *grad_output, double alpha, dou
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_or_result_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* elu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
+{
+    tg_tensor *const tg_in[] = { grad_output, self_or_result };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    if (!(!tg_r) && tg__fwt_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -26902,13 +29321,20 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
     tg_n->input_scale = input_scale;
     tg_n->is_result = is_result;
     tg_autograd_save(&tg_n->self_or_result, self_or_result, false, 0);
-    tg_tensor *tg_r = tg__fwk_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg_tensor *const tg_fw_in[] = { grad_output, self_or_result };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -26922,21 +29348,21 @@ static tg_tensors3 tg__below_native_layer_norm(tg_tensor *input, tg_int_list nor
     return tg_r;
 }
 
-/* native_layer_norm below autograd, then its outputs' tangents */
-static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+/* native_layer_norm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps, tg_tensors3 tg_r)
 {
     tg_tensor *const tg_in[] = { input, weight, bias };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
-    tg_tensors3 tg_r = tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
-    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeLayerNormBackward0 n = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        tg__fw_NativeLayerNormBackward0 n = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
+        if (tg_r.r2 && !n.result2)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
@@ -26965,12 +29391,27 @@ static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list norma
         tg_release(n.input_t);
         tg_release(n.weight_t);
         tg_release(n.bias_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
+        tg_release(n.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
-            return (tg_tensors3){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* native_layer_norm below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
+{
+    tg_tensor *const tg_in[] = { input, weight, bias };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg_tensors3 tg_r = tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    if (!(!tg_r.r0 && !tg_r.r1 && !tg_r.r2) && tg__fwt_native_layer_norm(input, normalized_shape, weight, bias, eps, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg_r = (tg_tensors3){ 0 };
     }
     return tg_r;
 }
@@ -26993,13 +29434,20 @@ tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list 
     tg_n->weight_defined = weight != NULL;
     tg_autograd_save(&tg_n->bias, bias, false, 0);
     tg_n->bias_defined = bias != NULL;
-    tg_tensors3 tg_r = tg__fwk_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg_tensor *const tg_fw_in[] = { input, weight, bias };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensors3 tg_r = tg__below_native_layer_norm(input, normalized_shape, weight, bias, eps);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
     }
     if (tg__gen_differentiable(tg_r.r0))
         tg_autograd_set_history(tg_r.r0, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_native_layer_norm(input, normalized_shape, weight, bias, eps, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.r1, true, 1);
     tg_autograd_save(&tg_n->result2, tg_r.r2, true, 2);
     tg_autograd_node_release(&tg_n->base);
@@ -27015,21 +29463,21 @@ static tg_tensors3 tg__below_native_layer_norm_backward(tg_tensor *grad_out, tg_
     return tg_r;
 }
 
-/* native_layer_norm_backward below autograd, then its outputs' tangents */
-static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+/* native_layer_norm_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask, tg_tensors3 tg_r)
 {
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
-    if (!(tg__fw_any(tg_in, 6)))
-        return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
-    tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
-    if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 6, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeLayerNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask, .result0 = tg_r.r0, .result1 = tg_r.r1, .result2 = tg_r.r2 };
+        tg__fw_NativeLayerNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !n.result0)
+            goto fail;
+        if (tg_r.r1 && !n.result1)
+            goto fail;
+        if (tg_r.r2 && !n.result2)
+            goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
@@ -27095,12 +29543,27 @@ static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_te
         tg_release(n.rstd_t);
         tg_release(n.weight_t);
         tg_release(n.bias_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
+        tg_release(n.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
-            return (tg_tensors3){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* native_layer_norm_backward below autograd, then its outputs' tangents */
+static tg_tensors3 tg__fwk_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
+{
+    tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight, bias };
+    if (!(tg__fw_any(tg_in, 6)))
+        return tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    if (!(!tg_r.r0 && !tg_r.r1 && !tg_r.r2) && tg__fwt_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, tg_r)) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg_r = (tg_tensors3){ 0 };
     }
     return tg_r;
 }
@@ -27126,7 +29589,9 @@ tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, 
     tg_autograd_save(&tg_n->rstd, rstd, false, 0);
     tg_autograd_save(&tg_n->weight, weight, false, 0);
     tg_n->weight_defined = weight != NULL;
-    tg_tensors3 tg_r = tg__fwk_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg_tensor *const tg_fw_in[] = { grad_out, input, mean, rstd, weight, bias };
+    bool tg_fw = tg__fw_any(tg_fw_in, 6);
+    tg_tensors3 tg_r = tg__below_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_tensors3){ 0 };
@@ -27137,6 +29602,11 @@ tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, 
         tg_autograd_set_history(tg_r.r1, &tg_n->base, 1);
     if (tg__gen_differentiable(tg_r.r2))
         tg_autograd_set_history(tg_r.r2, &tg_n->base, 2);
+    if (tg_fw && tg__fwt_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27150,21 +29620,17 @@ static tg_tensor *tg__below_embedding(tg_tensor *weight, tg_tensor *indices, int
     return tg_r;
 }
 
-/* embedding below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+/* embedding: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { weight, indices };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
-    tg_tensor *tg_r = tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EmbeddingBackward0 n = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse, .result = tg_r };
+        tg__fw_EmbeddingBackward0 n = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(weight, tg_l) || tg__fw_has(indices, tg_l)) {
@@ -27182,12 +29648,25 @@ static tg_tensor *tg__fwk_embedding(tg_tensor *weight, tg_tensor *indices, int64
     fail:
         tg_release(n.weight_t);
         tg_release(n.indices_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* embedding below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
+{
+    tg_tensor *const tg_in[] = { weight, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    tg_tensor *tg_r = tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    if (!(!tg_r) && tg__fwt_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27206,13 +29685,20 @@ tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, 
     tg_n->padding_idx = padding_idx;
     tg_n->scale_grad_by_freq = scale_grad_by_freq;
     tg_n->sparse = sparse;
-    tg_tensor *tg_r = tg__fwk_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
+    tg_tensor *const tg_fw_in[] = { weight, indices };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_embedding(weight, indices, padding_idx, scale_grad_by_freq, sparse, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27226,21 +29712,17 @@ static tg_tensor *tg__below_embedding_dense_backward(tg_tensor *grad_output, tg_
     return tg_r;
 }
 
-/* embedding_dense_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+/* embedding_dense_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, indices };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
-    tg_tensor *tg_r = tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EmbeddingDenseBackwardBackward0 n = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .result = tg_r };
+        tg__fw_EmbeddingDenseBackwardBackward0 n = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l) || tg__fw_has(indices, tg_l)) {
@@ -27258,12 +29740,25 @@ static tg_tensor *tg__fwk_embedding_dense_backward(tg_tensor *grad_output, tg_te
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.indices_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* embedding_dense_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
+{
+    tg_tensor *const tg_in[] = { grad_output, indices };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg_tensor *tg_r = tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    if (!(!tg_r) && tg__fwt_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27279,13 +29774,20 @@ tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, 
     tg_autograd_node_set_next_edge(&tg_n->base, 0, grad_output);
     tg_autograd_save(&tg_n->indices, indices, false, 0);
     tg_n->padding_idx = padding_idx;
-    tg_tensor *tg_r = tg__fwk_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg_tensor *const tg_fw_in[] = { grad_output, indices };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27316,25 +29818,17 @@ static tg_tensor *tg__below_gelu_(tg_tensor *self, const char *approximate)
     return tg_r;
 }
 
-/* gelu_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_gelu_(tg_tensor *self, const char *approximate)
+/* gelu_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_gelu_(tg_tensor *self, const char *approximate, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_gelu_(self, approximate);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_gelu_(self, approximate);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeluBackward0 n = { .self = tg_self0, .approximate = approximate, .result = tg_r };
+        tg__fw_GeluBackward0 n = { .self = tg_self0, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -27349,13 +29843,28 @@ static tg_tensor *tg__fwk_gelu_(tg_tensor *self, const char *approximate)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gelu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gelu_(tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_gelu_(self, approximate);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_gelu_(self, approximate);
+    if (!(!tg_r) && tg__fwt_gelu_(self, approximate, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -27381,13 +29890,28 @@ tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_gelu_(self, approximate);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_gelu_(self, approximate);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_gelu_(self, approximate, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27401,21 +29925,17 @@ static tg_tensor *tg__below_gelu(tg_tensor *self, const char *approximate)
     return tg_r;
 }
 
-/* gelu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_gelu(tg_tensor *self, const char *approximate)
+/* gelu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_gelu(tg_tensor *self, const char *approximate, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_gelu(self, approximate);
-    tg_tensor *tg_r = tg__below_gelu(self, approximate);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeluBackward0 n = { .self = self, .approximate = approximate, .result = tg_r };
+        tg__fw_GeluBackward0 n = { .self = self, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -27430,12 +29950,25 @@ static tg_tensor *tg__fwk_gelu(tg_tensor *self, const char *approximate)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gelu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gelu(tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_gelu(self, approximate);
+    tg_tensor *tg_r = tg__below_gelu(self, approximate);
+    if (!(!tg_r) && tg__fwt_gelu(self, approximate, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27452,13 +29985,20 @@ tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_gelu(self, approximate);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_gelu(self, approximate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_gelu(self, approximate, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27489,21 +30029,17 @@ static tg_tensor *tg__below_gelu_backward(tg_tensor *grad_output, tg_tensor *sel
     return tg_r;
 }
 
-/* gelu_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+/* gelu_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_gelu_backward(grad_output, self, approximate);
-    tg_tensor *tg_r = tg__below_gelu_backward(grad_output, self, approximate);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .approximate = approximate, .result = tg_r };
+        tg__fw_GeluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -27525,12 +30061,25 @@ static tg_tensor *tg__fwk_gelu_backward(tg_tensor *grad_output, tg_tensor *self,
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gelu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gelu_backward(grad_output, self, approximate);
+    tg_tensor *tg_r = tg__below_gelu_backward(grad_output, self, approximate);
+    if (!(!tg_r) && tg__fwt_gelu_backward(grad_output, self, approximate, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27549,13 +30098,20 @@ tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->approximate = tg__gen_keep_str(approximate, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_gelu_backward(grad_output, self, approximate);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_gelu_backward(grad_output, self, approximate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_gelu_backward(grad_output, self, approximate, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27586,21 +30142,17 @@ static tg_tensor *tg__below_silu(tg_tensor *self)
     return tg_r;
 }
 
-/* silu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_silu(tg_tensor *self)
+/* silu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_silu(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_silu(self);
-    tg_tensor *tg_r = tg__below_silu(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SiluBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_SiluBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -27615,12 +30167,25 @@ static tg_tensor *tg__fwk_silu(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* silu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_silu(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_silu(self);
+    tg_tensor *tg_r = tg__below_silu(self);
+    if (!(!tg_r) && tg__fwt_silu(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27635,13 +30200,20 @@ tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_silu(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_silu(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_silu(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27655,25 +30227,17 @@ static tg_tensor *tg__below_silu_(tg_tensor *self)
     return tg_r;
 }
 
-/* silu_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_silu_(tg_tensor *self)
+/* silu_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_silu_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_silu_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_silu_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SiluBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_SiluBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -27688,13 +30252,28 @@ static tg_tensor *tg__fwk_silu_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* silu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_silu_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_silu_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_silu_(self);
+    if (!(!tg_r) && tg__fwt_silu_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -27718,13 +30297,28 @@ tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_silu_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_silu_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_silu_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27755,21 +30349,17 @@ static tg_tensor *tg__below_silu_backward(tg_tensor *grad_output, tg_tensor *sel
     return tg_r;
 }
 
-/* silu_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+/* silu_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_silu_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_silu_backward(grad_output, self);
-    tg_tensor *tg_r = tg__below_silu_backward(grad_output, self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SiluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        tg__fw_SiluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -27791,12 +30381,25 @@ static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* silu_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_silu_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_silu_backward(grad_output, self);
+    tg_tensor *tg_r = tg__below_silu_backward(grad_output, self);
+    if (!(!tg_r) && tg__fwt_silu_backward(grad_output, self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27813,13 +30416,20 @@ tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_silu_backward(grad_output, self);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_silu_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_silu_backward(grad_output, self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27850,21 +30460,17 @@ static tg_tensor *tg__below_mish(tg_tensor *self)
     return tg_r;
 }
 
-/* mish below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mish(tg_tensor *self)
+/* mish: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mish(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_mish(self);
-    tg_tensor *tg_r = tg__below_mish(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MishBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_MishBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -27879,12 +30485,25 @@ static tg_tensor *tg__fwk_mish(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mish below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mish(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_mish(self);
+    tg_tensor *tg_r = tg__below_mish(self);
+    if (!(!tg_r) && tg__fwt_mish(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -27899,13 +30518,20 @@ tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_mish(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_mish(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mish(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27919,25 +30545,17 @@ static tg_tensor *tg__below_mish_(tg_tensor *self)
     return tg_r;
 }
 
-/* mish_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mish_(tg_tensor *self)
+/* mish_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mish_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_mish_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_mish_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MishBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_MishBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -27952,13 +30570,28 @@ static tg_tensor *tg__fwk_mish_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mish_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mish_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_mish_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_mish_(self);
+    if (!(!tg_r) && tg__fwt_mish_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -27982,13 +30615,28 @@ tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_mish_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_mish_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mish_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28002,21 +30650,17 @@ static tg_tensor *tg__below_mish_backward(tg_tensor *grad_output, tg_tensor *sel
     return tg_r;
 }
 
-/* mish_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+/* mish_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_mish_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_mish_backward(grad_output, self);
-    tg_tensor *tg_r = tg__below_mish_backward(grad_output, self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg_r };
+        tg__fw_MishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -28038,12 +30682,25 @@ static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* mish_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_mish_backward(tg_tensor *grad_output, tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_mish_backward(grad_output, self);
+    tg_tensor *tg_r = tg__below_mish_backward(grad_output, self);
+    if (!(!tg_r) && tg__fwt_mish_backward(grad_output, self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28060,13 +30717,20 @@ tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *
     tg_autograd_node_set_next_edge(&tg_n->base, 1, self);
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_mish_backward(grad_output, self);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_mish_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_mish_backward(grad_output, self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28097,21 +30761,17 @@ static tg_tensor *tg__below_softplus(tg_tensor *self, double beta, double thresh
     return tg_r;
 }
 
-/* softplus below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_softplus(tg_tensor *self, double beta, double threshold)
+/* softplus: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_softplus(tg_tensor *self, double beta, double threshold, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_softplus(self, beta, threshold);
-    tg_tensor *tg_r = tg__below_softplus(self, beta, threshold);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftplusBackward0 n = { .self = self, .beta = beta, .threshold = threshold, .result = tg_r };
+        tg__fw_SoftplusBackward0 n = { .self = self, .beta = beta, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28126,12 +30786,25 @@ static tg_tensor *tg__fwk_softplus(tg_tensor *self, double beta, double threshol
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* softplus below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_softplus(tg_tensor *self, double beta, double threshold)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_softplus(self, beta, threshold);
+    tg_tensor *tg_r = tg__below_softplus(self, beta, threshold);
+    if (!(!tg_r) && tg__fwt_softplus(self, beta, threshold, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28148,13 +30821,20 @@ tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double thr
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->beta = beta;
     tg_n->threshold = threshold;
-    tg_tensor *tg_r = tg__fwk_softplus(self, beta, threshold);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_softplus(self, beta, threshold);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_softplus(self, beta, threshold, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28185,21 +30865,17 @@ static tg_tensor *tg__below_softplus_backward(tg_tensor *grad_output, tg_tensor 
     return tg_r;
 }
 
-/* softplus_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+/* softplus_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_softplus_backward(grad_output, self, beta, threshold);
-    tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftplusBackwardBackward0 n = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold, .result = tg_r };
+        tg__fw_SoftplusBackwardBackward0 n = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -28221,12 +30897,25 @@ static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *s
     fail:
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* softplus_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
+{
+    tg_tensor *const tg_in[] = { grad_output, self };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_softplus_backward(grad_output, self, beta, threshold);
+    tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
+    if (!(!tg_r) && tg__fwt_softplus_backward(grad_output, self, beta, threshold, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28245,13 +30934,20 @@ tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tens
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->beta = beta;
     tg_n->threshold = threshold;
-    tg_tensor *tg_r = tg__fwk_softplus_backward(grad_output, self, beta, threshold);
+    tg_tensor *const tg_fw_in[] = { grad_output, self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_softplus_backward(grad_output, self, beta, threshold);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_softplus_backward(grad_output, self, beta, threshold, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28265,21 +30961,19 @@ static tg_output_buffer tg__below_log_sigmoid_forward(tg_tensor *self)
     return tg_r;
 }
 
-/* log_sigmoid_forward below autograd, then its outputs' tangents */
-static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
+/* log_sigmoid_forward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_log_sigmoid_forward(tg_tensor *self, tg_output_buffer tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_log_sigmoid_forward(self);
-    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
-    if (!tg_r.output && !tg_r.buffer) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSigmoidForwardBackward0 n = { .self = self, .result0 = tg_r.output, .result1 = tg_r.buffer };
+        tg__fw_LogSigmoidForwardBackward0 n = { .self = self, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.buffer, tg_l) };
+        if (tg_r.output && !n.result0)
+            goto fail;
+        if (tg_r.buffer && !n.result1)
+            goto fail;
         if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28294,12 +30988,26 @@ static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.output); tg_release(tg_r.buffer);
-            return (tg_output_buffer){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* log_sigmoid_forward below autograd, then its outputs' tangents */
+static tg_output_buffer tg__fwk_log_sigmoid_forward(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log_sigmoid_forward(self);
+    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
+    if (!(!tg_r.output && !tg_r.buffer) && tg__fwt_log_sigmoid_forward(self, tg_r)) {
+        tg_release(tg_r.output); tg_release(tg_r.buffer);
+        tg_r = (tg_output_buffer){ 0 };
     }
     return tg_r;
 }
@@ -28314,13 +31022,20 @@ tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
         return (tg_output_buffer){ 0 };
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_output_buffer tg_r = tg__fwk_log_sigmoid_forward(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_output_buffer tg_r = tg__below_log_sigmoid_forward(self);
     if (!tg_r.output && !tg_r.buffer) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_buffer){ 0 };
     }
     if (tg__gen_differentiable(tg_r.output))
         tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_log_sigmoid_forward(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.output); tg_release(tg_r.buffer);
+        return (tg_output_buffer){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.buffer, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -28335,21 +31050,17 @@ static tg_tensor *tg__below_log_sigmoid_backward(tg_tensor *grad_output, tg_tens
     return tg_r;
 }
 
-/* log_sigmoid_backward below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+/* log_sigmoid_backward: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { grad_output, self, buffer };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_log_sigmoid_backward(grad_output, self, buffer);
-    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSigmoidBackwardBackward0 n = { .grad_output = grad_output, .self = self, .buffer = buffer, .result = tg_r };
+        tg__fw_LogSigmoidBackwardBackward0 n = { .grad_output = grad_output, .self = self, .buffer = buffer, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
@@ -28372,12 +31083,25 @@ static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor
         tg_release(n.grad_output_t);
         tg_release(n.self_t);
         tg_release(n.buffer_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* log_sigmoid_backward below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
+{
+    tg_tensor *const tg_in[] = { grad_output, self, buffer };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
+    if (!(!tg_r) && tg__fwt_log_sigmoid_backward(grad_output, self, buffer, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28395,13 +31119,20 @@ tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_t
     tg_autograd_save(&tg_n->grad_output, grad_output, false, 0);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->buffer, buffer, false, 0);
-    tg_tensor *tg_r = tg__fwk_log_sigmoid_backward(grad_output, self, buffer);
+    tg_tensor *const tg_fw_in[] = { grad_output, self, buffer };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_log_sigmoid_backward(grad_output, self, buffer);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_log_sigmoid_backward(grad_output, self, buffer, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28432,21 +31163,17 @@ static tg_tensor *tg__below_glu(tg_tensor *self, int64_t dim)
     return tg_r;
 }
 
-/* glu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
+/* glu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_glu(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_glu(self, dim);
-    tg_tensor *tg_r = tg__below_glu(self, dim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GluBackward0 n = { .self = self, .dim = dim, .result = tg_r };
+        tg__fw_GluBackward0 n = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28467,12 +31194,25 @@ static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* glu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_glu(tg_tensor *self, int64_t dim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_glu(self, dim);
+    tg_tensor *tg_r = tg__below_glu(self, dim);
+    if (!(!tg_r) && tg__fwt_glu(self, dim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28488,13 +31228,20 @@ tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_glu(self, dim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_glu(self, dim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_glu(self, dim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28508,21 +31255,17 @@ static tg_tensor *tg__below_logsumexp(tg_tensor *self, tg_int_list dim, bool kee
     return tg_r;
 }
 
-/* logsumexp below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+/* logsumexp: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_logsumexp(self, dim, keepdim);
-    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogsumexpBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg_r };
+        tg__fw_LogsumexpBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28537,12 +31280,25 @@ static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepd
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* logsumexp below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_logsumexp(self, dim, keepdim);
+    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
+    if (!(!tg_r) && tg__fwt_logsumexp(self, dim, keepdim, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28560,13 +31316,20 @@ tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool 
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = tg__gen_keep_ints(dim, &tg_cursor);
     tg_n->keepdim = keepdim;
-    tg_tensor *tg_r = tg__fwk_logsumexp(self, dim, keepdim);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_logsumexp(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_logsumexp(self, dim, keepdim, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -28598,21 +31361,17 @@ static tg_tensor *tg__below_erf(tg_tensor *self)
     return tg_r;
 }
 
-/* erf below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_erf(tg_tensor *self)
+/* erf: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_erf(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_erf(self);
-    tg_tensor *tg_r = tg__below_erf(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ErfBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_ErfBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28627,12 +31386,25 @@ static tg_tensor *tg__fwk_erf(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* erf below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_erf(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_erf(self);
+    tg_tensor *tg_r = tg__below_erf(self);
+    if (!(!tg_r) && tg__fwt_erf(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28647,13 +31419,20 @@ tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_erf(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_erf(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_erf(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28667,25 +31446,17 @@ static tg_tensor *tg__below_erf_(tg_tensor *self)
     return tg_r;
 }
 
-/* erf_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_erf_(tg_tensor *self)
+/* erf_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_erf_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_erf_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_erf_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ErfBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_ErfBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28700,13 +31471,28 @@ static tg_tensor *tg__fwk_erf_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* erf_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_erf_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_erf_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_erf_(self);
+    if (!(!tg_r) && tg__fwt_erf_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -28730,13 +31516,28 @@ tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_erf_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_erf_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_erf_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28767,21 +31568,17 @@ static tg_tensor *tg__below_log1p(tg_tensor *self)
     return tg_r;
 }
 
-/* log1p below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_log1p(tg_tensor *self)
+/* log1p: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_log1p(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_log1p(self);
-    tg_tensor *tg_r = tg__below_log1p(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Log1pBackward0 n = { .self = self, .result = tg_r };
+        tg__fw_Log1pBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28796,12 +31593,25 @@ static tg_tensor *tg__fwk_log1p(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* log1p below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log1p(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log1p(self);
+    tg_tensor *tg_r = tg__below_log1p(self);
+    if (!(!tg_r) && tg__fwt_log1p(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28816,13 +31626,20 @@ tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
-    tg_tensor *tg_r = tg__fwk_log1p(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_log1p(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_log1p(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28836,25 +31653,17 @@ static tg_tensor *tg__below_log1p_(tg_tensor *self)
     return tg_r;
 }
 
-/* log1p_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_log1p_(tg_tensor *self)
+/* log1p_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_log1p_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_log1p_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_log1p_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Log1pBackward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_Log1pBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28869,13 +31678,28 @@ static tg_tensor *tg__fwk_log1p_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* log1p_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_log1p_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_log1p_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_log1p_(self);
+    if (!(!tg_r) && tg__fwt_log1p_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -28899,13 +31723,28 @@ tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
     }
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
-    tg_tensor *tg_r = tg__fwk_log1p_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_log1p_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_log1p_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -28936,21 +31775,17 @@ static tg_tensor *tg__below_expm1(tg_tensor *self)
     return tg_r;
 }
 
-/* expm1 below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_expm1(tg_tensor *self)
+/* expm1: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_expm1(tg_tensor *self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_expm1(self);
-    tg_tensor *tg_r = tg__below_expm1(self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Expm1Backward0 n = { .self = self, .result = tg_r };
+        tg__fw_Expm1Backward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -28965,12 +31800,25 @@ static tg_tensor *tg__fwk_expm1(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* expm1 below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_expm1(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_expm1(self);
+    tg_tensor *tg_r = tg__below_expm1(self);
+    if (!(!tg_r) && tg__fwt_expm1(self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -28984,13 +31832,20 @@ tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_expm1(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_expm1(self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_expm1(self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -29005,25 +31860,17 @@ static tg_tensor *tg__below_expm1_(tg_tensor *self)
     return tg_r;
 }
 
-/* expm1_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_expm1_(tg_tensor *self)
+/* expm1_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_expm1_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_expm1_(self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_expm1_(self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Expm1Backward0 n = { .self = tg_self0, .result = tg_r };
+        tg__fw_Expm1Backward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29038,13 +31885,28 @@ static tg_tensor *tg__fwk_expm1_(tg_tensor *self)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* expm1_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_expm1_(tg_tensor *self)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_expm1_(self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_expm1_(self);
+    if (!(!tg_r) && tg__fwt_expm1_(self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -29061,13 +31923,28 @@ tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
     if (!tg_n)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
-    tg_tensor *tg_r = tg__fwk_expm1_(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_expm1_(self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_expm1_(self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -29099,25 +31976,17 @@ static tg_tensor *tg__below_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask
     return tg_r;
 }
 
-/* masked_fill_.Scalar below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+/* masked_fill_.Scalar: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mask };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_masked_fill_scalar_(self, mask, value);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_masked_fill_scalar_(self, mask, value);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward0 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg_r };
+        tg__fw_MaskedFillBackward0 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29133,13 +32002,28 @@ static tg_tensor *tg__fwk_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, 
     fail:
         tg_release(n.self_t);
         tg_release(n.mask_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* masked_fill_.Scalar below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_masked_fill_scalar_(self, mask, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_masked_fill_scalar_(self, mask, value);
+    if (!(!tg_r) && tg__fwt_masked_fill_scalar_(self, mask, value, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -29157,13 +32041,28 @@ tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *m
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__fwk_masked_fill_scalar_(self, mask, value);
+    tg_tensor *const tg_fw_in[] = { self, mask };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_masked_fill_scalar_(self, mask, value);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_masked_fill_scalar_(self, mask, value, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29177,21 +32076,17 @@ static tg_tensor *tg__below_masked_fill_scalar(tg_tensor *self, tg_tensor *mask,
     return tg_r;
 }
 
-/* masked_fill.Scalar below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+/* masked_fill.Scalar: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mask };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_masked_fill_scalar(self, mask, value);
-    tg_tensor *tg_r = tg__below_masked_fill_scalar(self, mask, value);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward0 n = { .self = self, .mask = mask, .value = value, .result = tg_r };
+        tg__fw_MaskedFillBackward0 n = { .self = self, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29207,12 +32102,25 @@ static tg_tensor *tg__fwk_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, d
     fail:
         tg_release(n.self_t);
         tg_release(n.mask_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* masked_fill.Scalar below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_masked_fill_scalar(self, mask, value);
+    tg_tensor *tg_r = tg__below_masked_fill_scalar(self, mask, value);
+    if (!(!tg_r) && tg__fwt_masked_fill_scalar(self, mask, value, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -29227,13 +32135,20 @@ tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *ma
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__fwk_masked_fill_scalar(self, mask, value);
+    tg_tensor *const tg_fw_in[] = { self, mask };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_masked_fill_scalar(self, mask, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_masked_fill_scalar(self, mask, value, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29247,25 +32162,17 @@ static tg_tensor *tg__below_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_te
     return tg_r;
 }
 
-/* masked_fill_.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+/* masked_fill_.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_masked_fill_(self, mask, value);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_masked_fill_(self, mask, value);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward1 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg_r };
+        tg__fw_MaskedFillBackward1 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29288,13 +32195,28 @@ static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tens
         tg_release(n.self_t);
         tg_release(n.mask_t);
         tg_release(n.value_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* masked_fill_.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_tensor *const tg_in[] = { self, mask, value };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_masked_fill_(self, mask, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_masked_fill_(self, mask, value);
+    if (!(!tg_r) && tg__fwt_masked_fill_(self, mask, value, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -29313,13 +32235,28 @@ tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, value);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__fwk_masked_fill_(self, mask, value);
+    tg_tensor *const tg_fw_in[] = { self, mask, value };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_masked_fill_(self, mask, value);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_masked_fill_(self, mask, value, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29333,21 +32270,17 @@ static tg_tensor *tg__below_masked_fill(tg_tensor *self, tg_tensor *mask, tg_ten
     return tg_r;
 }
 
-/* masked_fill.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+/* masked_fill.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mask, value };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_masked_fill(self, mask, value);
-    tg_tensor *tg_r = tg__below_masked_fill(self, mask, value);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward1 n = { .self = self, .mask = mask, .value = value, .result = tg_r };
+        tg__fw_MaskedFillBackward1 n = { .self = self, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29370,12 +32303,25 @@ static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tenso
         tg_release(n.self_t);
         tg_release(n.mask_t);
         tg_release(n.value_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* masked_fill.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
+{
+    tg_tensor *const tg_in[] = { self, mask, value };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_masked_fill(self, mask, value);
+    tg_tensor *tg_r = tg__below_masked_fill(self, mask, value);
+    if (!(!tg_r) && tg__fwt_masked_fill(self, mask, value, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -29391,13 +32337,20 @@ tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_node_set_next_edge(&tg_n->base, 1, value);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__fwk_masked_fill(self, mask, value);
+    tg_tensor *const tg_fw_in[] = { self, mask, value };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_masked_fill(self, mask, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_masked_fill(self, mask, value, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29428,21 +32381,17 @@ static tg_tensor *tg__below_triu(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
-/* triu below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_triu(tg_tensor *self, int64_t diagonal)
+/* triu: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_triu(tg_tensor *self, int64_t diagonal, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_triu(self, diagonal);
-    tg_tensor *tg_r = tg__below_triu(self, diagonal);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TriuBackward0 n = { .self = self, .diagonal = diagonal, .result = tg_r };
+        tg__fw_TriuBackward0 n = { .self = self, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29457,12 +32406,25 @@ static tg_tensor *tg__fwk_triu(tg_tensor *self, int64_t diagonal)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* triu below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_triu(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_triu(self, diagonal);
+    tg_tensor *tg_r = tg__below_triu(self, diagonal);
+    if (!(!tg_r) && tg__fwt_triu(self, diagonal, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -29477,13 +32439,20 @@ tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__fwk_triu(self, diagonal);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_triu(self, diagonal);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_triu(self, diagonal, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29497,25 +32466,17 @@ static tg_tensor *tg__below_triu_(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
-/* triu_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_triu_(tg_tensor *self, int64_t diagonal)
+/* triu_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_triu_(tg_tensor *self, int64_t diagonal, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_triu_(self, diagonal);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_triu_(self, diagonal);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TriuBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg_r };
+        tg__fw_TriuBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29530,13 +32491,28 @@ static tg_tensor *tg__fwk_triu_(tg_tensor *self, int64_t diagonal)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* triu_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_triu_(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_triu_(self, diagonal);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_triu_(self, diagonal);
+    if (!(!tg_r) && tg__fwt_triu_(self, diagonal, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -29554,13 +32530,28 @@ tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__fwk_triu_(self, diagonal);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_triu_(self, diagonal);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_triu_(self, diagonal, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29591,21 +32582,17 @@ static tg_tensor *tg__below_tril(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
-/* tril below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_tril(tg_tensor *self, int64_t diagonal)
+/* tril: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_tril(tg_tensor *self, int64_t diagonal, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_tril(self, diagonal);
-    tg_tensor *tg_r = tg__below_tril(self, diagonal);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TrilBackward0 n = { .self = self, .diagonal = diagonal, .result = tg_r };
+        tg__fw_TrilBackward0 n = { .self = self, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29620,12 +32607,25 @@ static tg_tensor *tg__fwk_tril(tg_tensor *self, int64_t diagonal)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* tril below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tril(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tril(self, diagonal);
+    tg_tensor *tg_r = tg__below_tril(self, diagonal);
+    if (!(!tg_r) && tg__fwt_tril(self, diagonal, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -29640,13 +32640,20 @@ tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__fwk_tril(self, diagonal);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_tril(self, diagonal);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_tril(self, diagonal, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29660,25 +32667,17 @@ static tg_tensor *tg__below_tril_(tg_tensor *self, int64_t diagonal)
     return tg_r;
 }
 
-/* tril_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_tril_(tg_tensor *self, int64_t diagonal)
+/* tril_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_tril_(tg_tensor *self, int64_t diagonal, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_tril_(self, diagonal);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_tril_(self, diagonal);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TrilBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg_r };
+        tg__fw_TrilBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29693,13 +32692,28 @@ static tg_tensor *tg__fwk_tril_(tg_tensor *self, int64_t diagonal)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* tril_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_tril_(tg_tensor *self, int64_t diagonal)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_tril_(self, diagonal);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_tril_(self, diagonal);
+    if (!(!tg_r) && tg__fwt_tril_(self, diagonal, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -29717,13 +32731,28 @@ tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
         return NULL;
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->diagonal = diagonal;
-    tg_tensor *tg_r = tg__fwk_tril_(self, diagonal);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_tril_(self, diagonal);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_tril_(self, diagonal, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29737,21 +32766,17 @@ static tg_tensor *tg__below_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tenso
     return tg_r;
 }
 
-/* baddbmm below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+/* baddbmm: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_baddbmm(self, batch1, batch2, beta, alpha);
-    tg_tensor *tg_r = tg__below_baddbmm(self, batch1, batch2, beta, alpha);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_BaddbmmBackward0 n = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg_r };
+        tg__fw_BaddbmmBackward0 n = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29780,12 +32805,25 @@ static tg_tensor *tg__fwk_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor 
         tg_release(n.self_t);
         tg_release(n.batch1_t);
         tg_release(n.batch2_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* baddbmm below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    tg_tensor *tg_r = tg__below_baddbmm(self, batch1, batch2, beta, alpha);
+    if (!(!tg_r) && tg__fwt_baddbmm(self, batch1, batch2, beta, alpha, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -29805,13 +32843,20 @@ tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_te
     tg_autograd_save(&tg_n->batch2, batch2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_baddbmm(self, batch1, batch2, beta, alpha);
+    tg_tensor *const tg_fw_in[] = { self, batch1, batch2 };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_baddbmm(self, batch1, batch2, beta, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_baddbmm(self, batch1, batch2, beta, alpha, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29825,25 +32870,17 @@ static tg_tensor *tg__below_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tens
     return tg_r;
 }
 
-/* baddbmm_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+/* baddbmm_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2 };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_BaddbmmBackward0 n = { .self = tg_self0, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg_r };
+        tg__fw_BaddbmmBackward0 n = { .self = tg_self0, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -29872,13 +32909,28 @@ static tg_tensor *tg__fwk_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor
         tg_release(n.self_t);
         tg_release(n.batch1_t);
         tg_release(n.batch2_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* baddbmm_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, batch1, batch2 };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
+    if (!(!tg_r) && tg__fwt_baddbmm_(self, batch1, batch2, beta, alpha, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -29901,13 +32953,28 @@ tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_t
     tg_autograd_save(&tg_n->batch2, batch2, false, 0);
     tg_n->beta = beta;
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_baddbmm_(self, batch1, batch2, beta, alpha);
+    tg_tensor *const tg_fw_in[] = { self, batch1, batch2 };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_baddbmm_(self, batch1, batch2, beta, alpha);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_baddbmm_(self, batch1, batch2, beta, alpha, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -29938,21 +33005,19 @@ static tg_output_logsumexp tg__below__scaled_dot_product_fused_attention(tg_tens
     return tg_r;
 }
 
-/* _scaled_dot_product_fused_attention below autograd, then its outputs' tangents */
-static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+/* _scaled_dot_product_fused_attention: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale, tg_output_logsumexp tg_r)
 {
     tg_tensor *const tg_in[] = { query, key, value, attn_mask };
-    if (!(tg__fw_any(tg_in, 4)))
-        return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
-    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
-    if (!tg_r.output && !tg_r.logsumexp) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 4, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScaledDotProductFusedAttentionBackward0 n = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale, .result0 = tg_r.output, .result1 = tg_r.logsumexp };
+        tg__fw_ScaledDotProductFusedAttentionBackward0 n = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.logsumexp, tg_l) };
+        if (tg_r.output && !n.result0)
+            goto fail;
+        if (tg_r.logsumexp && !n.result1)
+            goto fail;
         if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(value, tg_l)) {
@@ -29982,12 +33047,26 @@ static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor
         tg_release(n.key_t);
         tg_release(n.value_t);
         tg_release(n.attn_mask_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.output); tg_release(tg_r.logsumexp);
-            return (tg_output_logsumexp){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* _scaled_dot_product_fused_attention below autograd, then its outputs' tangents */
+static tg_output_logsumexp tg__fwk__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
+{
+    tg_tensor *const tg_in[] = { query, key, value, attn_mask };
+    if (!(tg__fw_any(tg_in, 4)))
+        return tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    if (!(!tg_r.output && !tg_r.logsumexp) && tg__fwt__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale, tg_r)) {
+        tg_release(tg_r.output); tg_release(tg_r.logsumexp);
+        tg_r = (tg_output_logsumexp){ 0 };
     }
     return tg_r;
 }
@@ -30011,13 +33090,20 @@ tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_t
     tg_autograd_save(&tg_n->attn_mask, attn_mask, false, 0);
     tg_n->attn_mask_defined = attn_mask != NULL;
     tg_n->scale = scale;
-    tg_output_logsumexp tg_r = tg__fwk__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
+    tg_tensor *const tg_fw_in[] = { query, key, value, attn_mask };
+    bool tg_fw = tg__fw_any(tg_fw_in, 4);
+    tg_output_logsumexp tg_r = tg__below__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale);
     if (!tg_r.output && !tg_r.logsumexp) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_output_logsumexp){ 0 };
     }
     if (tg__gen_differentiable(tg_r.output))
         tg_autograd_set_history(tg_r.output, &tg_n->base, 0);
+    if (tg_fw && tg__fwt__scaled_dot_product_fused_attention(query, key, value, dropout_p, is_causal, attn_mask, scale, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.output); tg_release(tg_r.logsumexp);
+        return (tg_output_logsumexp){ 0 };
+    }
     tg_autograd_save(&tg_n->result0, tg_r.output, true, 0);
     tg_autograd_save(&tg_n->result1, tg_r.logsumexp, true, 1);
     tg_autograd_node_release(&tg_n->base);
@@ -30069,7 +33155,14 @@ tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_
     tg_autograd_node_set_next_edge(tg_n, tg_e++, out);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, logsumexp);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, attn_mask);
-    tg_grad_query_grad_key_grad_value tg_r = tg__fwk__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    tg_tensor *const tg_fw_in[] = { grad_out, query, key, value, out, logsumexp, attn_mask };
+    bool tg_fw = tg__fw_any(tg_fw_in, 7);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("_scaled_dot_product_fused_attention_backward");
+        return (tg_grad_query_grad_key_grad_value){ 0 };
+    }
+    tg_grad_query_grad_key_grad_value tg_r = tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
     if (!tg_r.grad_query && !tg_r.grad_key && !tg_r.grad_value) {
         tg_autograd_node_release(tg_n);
         return (tg_grad_query_grad_key_grad_value){ 0 };
@@ -30110,21 +33203,17 @@ static tg_tensor *tg__below_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
     return tg_r;
 }
 
-/* cumsum below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+/* cumsum: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_cumsum(self, dim, dtype);
-    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumsumBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg_r };
+        tg__fw_CumsumBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30139,12 +33228,25 @@ static tg_tensor *tg__fwk_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cumsum below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumsum(self, dim, dtype);
+    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
+    if (!(!tg_r) && tg__fwt_cumsum(self, dim, dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30160,13 +33262,20 @@ tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dty
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_cumsum(self, dim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_cumsum(self, dim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cumsum(self, dim, dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30180,25 +33289,17 @@ static tg_tensor *tg__below_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype
     return tg_r;
 }
 
-/* cumsum_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+/* cumsum_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_cumsum_(self, dim, dtype);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumsumBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg_r };
+        tg__fw_CumsumBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30213,13 +33314,28 @@ static tg_tensor *tg__fwk_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cumsum_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumsum_(self, dim, dtype);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
+    if (!(!tg_r) && tg__fwt_cumsum_(self, dim, dtype, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -30238,13 +33354,28 @@ tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dt
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->self_scalar_type = tg_tensor_dtype(self);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_cumsum_(self, dim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_cumsum_(self, dim, dtype);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cumsum_(self, dim, dtype, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30275,21 +33406,17 @@ static tg_tensor *tg__below_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype
     return tg_r;
 }
 
-/* cumprod below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+/* cumprod: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_cumprod(self, dim, dtype);
-    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumprodBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg_r };
+        tg__fw_CumprodBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30304,12 +33431,25 @@ static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cumprod below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumprod(self, dim, dtype);
+    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
+    if (!(!tg_r) && tg__fwt_cumprod(self, dim, dtype, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30325,13 +33465,20 @@ tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dt
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_cumprod(self, dim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_cumprod(self, dim, dtype);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cumprod(self, dim, dtype, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -30346,25 +33493,17 @@ static tg_tensor *tg__below_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtyp
     return tg_r;
 }
 
-/* cumprod_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+/* cumprod_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_cumprod_(self, dim, dtype);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumprodBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg_r };
+        tg__fw_CumprodBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30379,13 +33518,28 @@ static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* cumprod_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_cumprod_(self, dim, dtype);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
+    if (!(!tg_r) && tg__fwt_cumprod_(self, dim, dtype, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -30410,13 +33564,28 @@ tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype d
     tg_autograd_save(&tg_n->self, tg_orig, false, 0);
     tg_release(tg_orig);
     tg_n->dim = dim;
-    tg_tensor *tg_r = tg__fwk_cumprod_(self, dim, dtype);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_cumprod_(self, dim, dtype);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_cumprod_(self, dim, dtype, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -30431,21 +33600,17 @@ static tg_tensor *tg__below_flip(tg_tensor *self, tg_int_list dims)
     return tg_r;
 }
 
-/* flip below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_flip(tg_tensor *self, tg_int_list dims)
+/* flip: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_flip(tg_tensor *self, tg_int_list dims, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_flip(self, dims);
-    tg_tensor *tg_r = tg__below_flip(self, dims);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_FlipBackward0 n = { .self = self, .dims = dims, .result = tg_r };
+        tg__fw_FlipBackward0 n = { .self = self, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30460,12 +33625,25 @@ static tg_tensor *tg__fwk_flip(tg_tensor *self, tg_int_list dims)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* flip below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_flip(tg_tensor *self, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_flip(self, dims);
+    tg_tensor *tg_r = tg__below_flip(self, dims);
+    if (!(!tg_r) && tg__fwt_flip(self, dims, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30481,13 +33659,20 @@ tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
     char *tg_cursor = (char *)(tg_n + 1);
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_flip(self, dims);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_flip(self, dims);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_flip(self, dims, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30501,21 +33686,17 @@ static tg_tensor *tg__below_roll(tg_tensor *self, tg_int_list shifts, tg_int_lis
     return tg_r;
 }
 
-/* roll below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+/* roll: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_roll(self, shifts, dims);
-    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RollBackward0 n = { .self = self, .shifts = shifts, .dims = dims, .result = tg_r };
+        tg__fw_RollBackward0 n = { .self = self, .shifts = shifts, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30530,12 +33711,25 @@ static tg_tensor *tg__fwk_roll(tg_tensor *self, tg_int_list shifts, tg_int_list 
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* roll below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_roll(self, shifts, dims);
+    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
+    if (!(!tg_r) && tg__fwt_roll(self, shifts, dims, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30552,13 +33746,20 @@ tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->shifts = tg__gen_keep_ints(shifts, &tg_cursor);
     tg_n->dims = tg__gen_keep_ints(dims, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_roll(self, shifts, dims);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_roll(self, shifts, dims);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_roll(self, shifts, dims, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30572,21 +33773,17 @@ static tg_tensor *tg__below_repeat(tg_tensor *self, tg_int_list repeats)
     return tg_r;
 }
 
-/* repeat below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_repeat(tg_tensor *self, tg_int_list repeats)
+/* repeat: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_repeat(tg_tensor *self, tg_int_list repeats, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_repeat(self, repeats);
-    tg_tensor *tg_r = tg__below_repeat(self, repeats);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RepeatBackward0 n = { .self = self, .repeats = repeats, .result = tg_r };
+        tg__fw_RepeatBackward0 n = { .self = self, .repeats = repeats, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30601,12 +33798,25 @@ static tg_tensor *tg__fwk_repeat(tg_tensor *self, tg_int_list repeats)
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* repeat below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_repeat(tg_tensor *self, tg_int_list repeats)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_repeat(self, repeats);
+    tg_tensor *tg_r = tg__below_repeat(self, repeats);
+    if (!(!tg_r) && tg__fwt_repeat(self, repeats, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30623,13 +33833,20 @@ tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->repeats = tg__gen_keep_ints(repeats, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_repeat(self, repeats);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_repeat(self, repeats);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_repeat(self, repeats, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30673,7 +33890,14 @@ tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int 
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, repeats);
-    tg_tensor *tg_r = tg__fwk_repeat_interleave(repeats, output_size);
+    tg_tensor *const tg_fw_in[] = { repeats };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("repeat_interleave.Tensor");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_repeat_interleave(repeats, output_size);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -30693,21 +33917,17 @@ static tg_tensor *tg__below_index_select(tg_tensor *self, int64_t dim, tg_tensor
     return tg_r;
 }
 
-/* index_select below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+/* index_select: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_index_select(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_index_select(self, dim, index);
-    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexSelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg_r };
+        tg__fw_IndexSelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(index, tg_l)) {
@@ -30725,12 +33945,25 @@ static tg_tensor *tg__fwk_index_select(tg_tensor *self, int64_t dim, tg_tensor *
     fail:
         tg_release(n.self_t);
         tg_release(n.index_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* index_select below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_index_select(self, dim, index);
+    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
+    if (!(!tg_r) && tg__fwt_index_select(self, dim, index, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30747,13 +33980,20 @@ tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_ten
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_index_select(self, dim, index);
+    tg_tensor *const tg_fw_in[] = { self, index };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_index_select(self, dim, index);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_index_select(self, dim, index, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30784,21 +34024,17 @@ static tg_tensor *tg__below_gather(tg_tensor *self, int64_t dim, tg_tensor *inde
     return tg_r;
 }
 
-/* gather below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+/* gather: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_gather(self, dim, index, sparse_grad);
-    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GatherBackward0 n = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad, .result = tg_r };
+        tg__fw_GatherBackward0 n = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(index, tg_l)) {
@@ -30816,12 +34052,25 @@ static tg_tensor *tg__fwk_gather(tg_tensor *self, int64_t dim, tg_tensor *index,
     fail:
         tg_release(n.self_t);
         tg_release(n.index_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* gather below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_gather(self, dim, index, sparse_grad);
+    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
+    if (!(!tg_r) && tg__fwt_gather(self, dim, index, sparse_grad, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30839,13 +34088,20 @@ tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *i
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
     tg_n->sparse_grad = sparse_grad;
-    tg_tensor *tg_r = tg__fwk_gather(self, dim, index, sparse_grad);
+    tg_tensor *const tg_fw_in[] = { self, index };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_gather(self, dim, index, sparse_grad);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_gather(self, dim, index, sparse_grad, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30876,21 +34132,17 @@ static tg_tensor *tg__below_scatter_src(tg_tensor *self, int64_t dim, tg_tensor 
     return tg_r;
 }
 
-/* scatter.src below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+/* scatter.src: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, src };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_scatter_src(self, dim, index, src);
-    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg_r };
+        tg__fw_ScatterBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30913,12 +34165,25 @@ static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *i
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter.src below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_src(self, dim, index, src);
+    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
+    if (!(!tg_r) && tg__fwt_scatter_src(self, dim, index, src, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -30935,13 +34200,20 @@ tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tens
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_scatter_src(self, dim, index, src);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_scatter_src(self, dim, index, src);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_src(self, dim, index, src, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -30955,25 +34227,17 @@ static tg_tensor *tg__below_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor
     return tg_r;
 }
 
-/* scatter_.src below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+/* scatter_.src: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, src };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_scatter_src_(self, dim, index, src);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg_r };
+        tg__fw_ScatterBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -30996,13 +34260,28 @@ static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter_.src below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_src_(self, dim, index, src);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
+    if (!(!tg_r) && tg__fwt_scatter_src_(self, dim, index, src, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -31022,13 +34301,28 @@ tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_scatter_src_(self, dim, index, src);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_src_(self, dim, index, src);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_src_(self, dim, index, src, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -31059,21 +34353,17 @@ static tg_tensor *tg__below_scatter_value(tg_tensor *self, int64_t dim, tg_tenso
     return tg_r;
 }
 
-/* scatter.value below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+/* scatter.value: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_scatter_value(self, dim, index, value);
-    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward1 n = { .self = self, .dim = dim, .index = index, .value = value, .result = tg_r };
+        tg__fw_ScatterBackward1 n = { .self = self, .dim = dim, .index = index, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31089,12 +34379,25 @@ static tg_tensor *tg__fwk_scatter_value(tg_tensor *self, int64_t dim, tg_tensor 
     fail:
         tg_release(n.self_t);
         tg_release(n.index_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter.value below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_scatter_value(self, dim, index, value);
+    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
+    if (!(!tg_r) && tg__fwt_scatter_value(self, dim, index, value, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -31110,13 +34413,20 @@ tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_te
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_scatter_value(self, dim, index, value);
+    tg_tensor *const tg_fw_in[] = { self, index };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_scatter_value(self, dim, index, value);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_value(self, dim, index, value, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -31130,25 +34440,17 @@ static tg_tensor *tg__below_scatter_value_(tg_tensor *self, int64_t dim, tg_tens
     return tg_r;
 }
 
-/* scatter_.value below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+/* scatter_.value: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_scatter_value_(self, dim, index, value);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward1 n = { .self = tg_self0, .dim = dim, .index = index, .value = value, .result = tg_r };
+        tg__fw_ScatterBackward1 n = { .self = tg_self0, .dim = dim, .index = index, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31164,13 +34466,28 @@ static tg_tensor *tg__fwk_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor
     fail:
         tg_release(n.self_t);
         tg_release(n.index_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter_.value below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
+{
+    tg_tensor *const tg_in[] = { self, index };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_scatter_value_(self, dim, index, value);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
+    if (!(!tg_r) && tg__fwt_scatter_value_(self, dim, index, value, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -31189,13 +34506,28 @@ tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_t
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_scatter_value_(self, dim, index, value);
+    tg_tensor *const tg_fw_in[] = { self, index };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_value_(self, dim, index, value);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_value_(self, dim, index, value, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -31258,7 +34590,14 @@ tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
-    tg_tensor *tg_r = tg__fwk_scatter_reduce(self, dim, index, src, reduce);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("scatter.reduce");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_reduce(self, dim, index, src, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -31312,7 +34651,14 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
-    tg_tensor *tg_r = tg__fwk_scatter_reduce_(self, dim, index, src, reduce);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("scatter_.reduce");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_reduce_(self, dim, index, src, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -31380,7 +34726,14 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
-    tg_tensor *tg_r = tg__fwk_scatter_value_reduce(self, dim, index, value, reduce);
+    tg_tensor *const tg_fw_in[] = { self, index };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("scatter.value_reduce");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_value_reduce(self, dim, index, value, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -31433,7 +34786,14 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t di
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
-    tg_tensor *tg_r = tg__fwk_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg_tensor *const tg_fw_in[] = { self, index };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("scatter_.value_reduce");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -31470,21 +34830,17 @@ static tg_tensor *tg__below_scatter_add(tg_tensor *self, int64_t dim, tg_tensor 
     return tg_r;
 }
 
-/* scatter_add below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+/* scatter_add: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, src };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_scatter_add(self, dim, index, src);
-    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterAddBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg_r };
+        tg__fw_ScatterAddBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31507,12 +34863,25 @@ static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *i
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter_add below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_add(self, dim, index, src);
+    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
+    if (!(!tg_r) && tg__fwt_scatter_add(self, dim, index, src, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -31529,13 +34898,20 @@ tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tens
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_scatter_add(self, dim, index, src);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_scatter_add(self, dim, index, src);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_add(self, dim, index, src, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -31549,25 +34925,17 @@ static tg_tensor *tg__below_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor
     return tg_r;
 }
 
-/* scatter_add_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+/* scatter_add_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, src };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_scatter_add_(self, dim, index, src);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg_r };
+        tg__fw_ScatterAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31590,13 +34958,28 @@ static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter_add_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_add_(self, dim, index, src);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
+    if (!(!tg_r) && tg__fwt_scatter_add_(self, dim, index, src, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -31616,13 +34999,28 @@ tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_ten
     tg_autograd_node_set_next_edge(&tg_n->base, 1, src);
     tg_n->dim = dim;
     tg_autograd_save(&tg_n->index, index, false, 0);
-    tg_tensor *tg_r = tg__fwk_scatter_add_(self, dim, index, src);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_add_(self, dim, index, src);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_add_(self, dim, index, src, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -31653,21 +35051,17 @@ static tg_tensor *tg__below_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_
     return tg_r;
 }
 
-/* scatter_reduce.two below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+/* scatter_reduce.two: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, src };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
-    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterReduceBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg_r };
+        tg__fw_ScatterReduceBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31690,12 +35084,25 @@ static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_te
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter_reduce.two below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    if (!(!tg_r) && tg__fwt_scatter_reduce_two(self, dim, index, src, reduce, include_self, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -31717,13 +35124,20 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, 
     tg_autograd_save(&tg_n->src, src, false, 0);
     tg_n->include_self = include_self;
     tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_scatter_reduce_two(self, dim, index, src, reduce, include_self);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_scatter_reduce_two(self, dim, index, src, reduce, include_self);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_reduce_two(self, dim, index, src, reduce, include_self, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -31738,25 +35152,17 @@ static tg_tensor *tg__below_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg
     return tg_r;
 }
 
-/* scatter_reduce_.two below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+/* scatter_reduce_.two: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, src };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterReduceBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg_r };
+        tg__fw_ScatterReduceBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31779,13 +35185,28 @@ static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_t
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.src_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* scatter_reduce_.two below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
+{
+    tg_tensor *const tg_in[] = { self, index, src };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    if (!(!tg_r) && tg__fwt_scatter_reduce_two_(self, dim, index, src, reduce, include_self, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -31816,13 +35237,28 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim,
     tg_autograd_save(&tg_n->src, src, false, 0);
     tg_n->include_self = include_self;
     tg_n->reduce = tg__gen_keep_str(reduce, &tg_cursor);
-    tg_tensor *tg_r = tg__fwk_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
+    tg_tensor *const tg_fw_in[] = { self, index, src };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_scatter_reduce_two_(self, dim, index, src, reduce, include_self);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_scatter_reduce_two_(self, dim, index, src, reduce, include_self, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_save(&tg_n->result, tg_r, true, 0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -31854,21 +35290,17 @@ static tg_tensor *tg__below_index_add(tg_tensor *self, int64_t dim, tg_tensor *i
     return tg_r;
 }
 
-/* index_add below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+/* index_add: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, source };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_index_add(self, dim, index, source, alpha);
-    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexAddBackward0 n = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg_r };
+        tg__fw_IndexAddBackward0 n = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31891,12 +35323,25 @@ static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *ind
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.source_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* index_add below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_index_add(self, dim, index, source, alpha);
+    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
+    if (!(!tg_r) && tg__fwt_index_add(self, dim, index, source, alpha, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -31915,13 +35360,20 @@ tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor
     tg_autograd_save(&tg_n->index, index, false, 0);
     tg__saved_sizes_save(&tg_n->source_sizes, source);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_index_add(self, dim, index, source, alpha);
+    tg_tensor *const tg_fw_in[] = { self, index, source };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_r = tg__below_index_add(self, dim, index, source, alpha);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_index_add(self, dim, index, source, alpha, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -31935,25 +35387,17 @@ static tg_tensor *tg__below_index_add_(tg_tensor *self, int64_t dim, tg_tensor *
     return tg_r;
 }
 
-/* index_add_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+/* index_add_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, index, source };
-    if (!(tg__fw_any(tg_in, 3)))
-        return tg__below_index_add_(self, dim, index, source, alpha);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg_r };
+        tg__fw_IndexAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -31976,13 +35420,28 @@ static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *in
         tg_release(n.self_t);
         tg_release(n.index_t);
         tg_release(n.source_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* index_add_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
+{
+    tg_tensor *const tg_in[] = { self, index, source };
+    if (!(tg__fw_any(tg_in, 3)))
+        return tg__below_index_add_(self, dim, index, source, alpha);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
+    if (!(!tg_r) && tg__fwt_index_add_(self, dim, index, source, alpha, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -32004,13 +35463,28 @@ tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tenso
     tg_autograd_save(&tg_n->index, index, false, 0);
     tg__saved_sizes_save(&tg_n->source_sizes, source);
     tg_n->alpha = alpha;
-    tg_tensor *tg_r = tg__fwk_index_add_(self, dim, index, source, alpha);
+    tg_tensor *const tg_fw_in[] = { self, index, source };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_index_add_(self, dim, index, source, alpha);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_index_add_(self, dim, index, source, alpha, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -32054,7 +35528,14 @@ tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__fwk_nonzero(self);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("nonzero");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_nonzero(self);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -32074,21 +35555,17 @@ static tg_tensor *tg__below_index(tg_tensor *self, tg_tensor_list indices)
     return tg_r;
 }
 
-/* index.Tensor below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_index(tg_tensor *self, tg_tensor_list indices)
+/* index.Tensor: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_index(tg_tensor *self, tg_tensor_list indices, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 1)))
-        return tg__below_index(self, indices);
-    tg_tensor *tg_r = tg__below_index(self, indices);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexBackward0 n = { .self = self, .indices = indices, .result = tg_r };
+        tg__fw_IndexBackward0 n = { .self = self, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has_list(indices.data, (int)indices.len, tg_l)) {
@@ -32106,12 +35583,25 @@ static tg_tensor *tg__fwk_index(tg_tensor *self, tg_tensor_list indices)
     fail:
         tg_release(n.self_t);
         tg_tensor_list_release(n.indices_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* index.Tensor below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index(tg_tensor *self, tg_tensor_list indices)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 1)))
+        return tg__below_index(self, indices);
+    tg_tensor *tg_r = tg__below_index(self, indices);
+    if (!(!tg_r) && tg__fwt_index(self, indices, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -32127,13 +35617,20 @@ tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->indices = tg__gen_keep_tensors(indices);
-    tg_tensor *tg_r = tg__fwk_index(self, indices);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_fw_in, 1);
+    tg_tensor *tg_r = tg__below_index(self, indices);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_index(self, indices, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -32147,25 +35644,17 @@ static tg_tensor *tg__below_index_put_(tg_tensor *self, tg_tensor_list indices, 
     return tg_r;
 }
 
-/* index_put_ below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+/* index_put_: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate, tg_tensor *tg_self0, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, values };
-    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 2)))
-        return tg__below_index_put_(self, indices, values, accumulate);
-    tg_tensor *tg_self0 = tg_clone(self);
-    if (!tg_self0)
-        return NULL;
-    tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
-    if (!tg_r) {
-        tg_release(tg_self0);
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexPutBackward1 n = { .self = tg_self0, .indices = indices, .values = values, .accumulate = accumulate, .result = tg_r };
+        tg__fw_IndexPutBackward1 n = { .self = tg_self0, .indices = indices, .values = values, .accumulate = accumulate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(values, tg_l)) {
@@ -32184,13 +35673,28 @@ static tg_tensor *tg__fwk_index_put_(tg_tensor *self, tg_tensor_list indices, tg
         tg_release(n.self_t);
         tg_tensor_list_release(n.indices_t);
         tg_release(n.values_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_self0);
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* index_put_ below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_tensor *const tg_in[] = { self, values };
+    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 2)))
+        return tg__below_index_put_(self, indices, values, accumulate);
+    tg_tensor *tg_self0 = tg_clone(self);
+    if (!tg_self0)
+        return NULL;
+    tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
+    if (!(!tg_r) && tg__fwt_index_put_(self, indices, values, accumulate, tg_self0, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     tg_release(tg_self0);
     return tg_r;
@@ -32211,13 +35715,28 @@ tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indice
     tg_n->indices = tg__gen_keep_tensors(indices);
     tg_autograd_save(&tg_n->values, values, false, 0);
     tg_n->accumulate = accumulate;
-    tg_tensor *tg_r = tg__fwk_index_put_(self, indices, values, accumulate);
+    tg_tensor *const tg_fw_in[] = { self, values };
+    bool tg_fw = tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_self0 = NULL;
+    if (tg_fw && !(tg_self0 = tg_clone(self))) {
+        tg_autograd_node_release(&tg_n->base);
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_index_put_(self, indices, values, accumulate);
     if (!tg_r) {
+        tg_release(tg_self0);
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_index_put_(self, indices, values, accumulate, tg_self0, tg_r)) {
+        tg_release(tg_self0);
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
+    tg_release(tg_self0);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -32231,21 +35750,17 @@ static tg_tensor *tg__below_index_put(tg_tensor *self, tg_tensor_list indices, t
     return tg_r;
 }
 
-/* index_put below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+/* index_put: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, values };
-    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 2)))
-        return tg__below_index_put(self, indices, values, accumulate);
-    tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexPutBackward0 n = { .self = self, .indices = indices, .values = values, .accumulate = accumulate, .result = tg_r };
+        tg__fw_IndexPutBackward0 n = { .self = self, .indices = indices, .values = values, .accumulate = accumulate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -32268,12 +35783,25 @@ static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_
         tg_release(n.self_t);
         tg_tensor_list_release(n.indices_t);
         tg_release(n.values_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* index_put below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
+{
+    tg_tensor *const tg_in[] = { self, values };
+    if (!(tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_in, 2)))
+        return tg__below_index_put(self, indices, values, accumulate);
+    tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
+    if (!(!tg_r) && tg__fwt_index_put(self, indices, values, accumulate, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -32291,13 +35819,20 @@ tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices
     tg_n->indices = tg__gen_keep_tensors(indices);
     tg_autograd_save(&tg_n->values, values, false, 0);
     tg_n->accumulate = accumulate;
-    tg_tensor *tg_r = tg__fwk_index_put(self, indices, values, accumulate);
+    tg_tensor *const tg_fw_in[] = { self, values };
+    bool tg_fw = tg__fw_any(indices.data, (int)indices.len) || tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_index_put(self, indices, values, accumulate);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_index_put(self, indices, values, accumulate, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -32311,21 +35846,17 @@ static tg_tensor *tg__below_masked_select(tg_tensor *self, tg_tensor *mask)
     return tg_r;
 }
 
-/* masked_select below autograd, then its outputs' tangents */
-static tg_tensor *tg__fwk_masked_select(tg_tensor *self, tg_tensor *mask)
+/* masked_select: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_masked_select(tg_tensor *self, tg_tensor *mask, tg_tensor *tg_r)
 {
     tg_tensor *const tg_in[] = { self, mask };
-    if (!(tg__fw_any(tg_in, 2)))
-        return tg__below_masked_select(self, mask);
-    tg_tensor *tg_r = tg__below_masked_select(self, mask);
-    if (!tg_r) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedSelectBackward0 n = { .self = self, .mask = mask, .result = tg_r };
+        tg__fw_MaskedSelectBackward0 n = { .self = self, .mask = mask, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !n.result)
+            goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(mask, tg_l)) {
@@ -32343,12 +35874,25 @@ static tg_tensor *tg__fwk_masked_select(tg_tensor *self, tg_tensor *mask)
     fail:
         tg_release(n.self_t);
         tg_release(n.mask_t);
+        tg_release(n.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r);
-            return NULL;
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* masked_select below autograd, then its outputs' tangents */
+static tg_tensor *tg__fwk_masked_select(tg_tensor *self, tg_tensor *mask)
+{
+    tg_tensor *const tg_in[] = { self, mask };
+    if (!(tg__fw_any(tg_in, 2)))
+        return tg__below_masked_select(self, mask);
+    tg_tensor *tg_r = tg__below_masked_select(self, mask);
+    if (!(!tg_r) && tg__fwt_masked_select(self, mask, tg_r)) {
+        tg_release(tg_r);
+        tg_r = NULL;
     }
     return tg_r;
 }
@@ -32364,13 +35908,20 @@ tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_autograd_save(&tg_n->self, self, false, 0);
     tg_autograd_save(&tg_n->mask, mask, false, 0);
-    tg_tensor *tg_r = tg__fwk_masked_select(self, mask);
+    tg_tensor *const tg_fw_in[] = { self, mask };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    tg_tensor *tg_r = tg__below_masked_select(self, mask);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
         return NULL;
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_masked_select(self, mask, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -32401,21 +35952,19 @@ static tg_values_indices tg__below_sort_stable(tg_tensor *self, tg_opt_bool stab
     return tg_r;
 }
 
-/* sort.stable below autograd, then its outputs' tangents */
-static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+/* sort.stable: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_values_indices tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_sort_stable(self, stable, dim, descending);
-    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
-    if (!tg_r.values && !tg_r.indices) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SortBackward0 n = { .self = self, .stable = stable, .dim = dim, .descending = descending, .result0 = tg_r.values, .result1 = tg_r.indices };
+        tg__fw_SortBackward0 n = { .self = self, .stable = stable, .dim = dim, .descending = descending, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !n.result0)
+            goto fail;
+        if (tg_r.indices && !n.result1)
+            goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -32430,12 +35979,26 @@ static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.values); tg_release(tg_r.indices);
-            return (tg_values_indices){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* sort.stable below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_sort_stable(self, stable, dim, descending);
+    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
+    if (!(!tg_r.values && !tg_r.indices) && tg__fwt_sort_stable(self, stable, dim, descending, tg_r)) {
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        tg_r = (tg_values_indices){ 0 };
     }
     return tg_r;
 }
@@ -32451,13 +36014,20 @@ tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool s
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
-    tg_values_indices tg_r = tg__fwk_sort_stable(self, stable, dim, descending);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_values_indices tg_r = tg__below_sort_stable(self, stable, dim, descending);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
     if (tg__gen_differentiable(tg_r.values))
         tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_sort_stable(self, stable, dim, descending, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        return (tg_values_indices){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -32489,21 +36059,19 @@ static tg_values_indices tg__below_topk(tg_tensor *self, int64_t k, int64_t dim,
     return tg_r;
 }
 
-/* topk below autograd, then its outputs' tangents */
-static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+/* topk: its outputs' tangents, after it ran (and recorded its history) */
+static int tg__fwt_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_values_indices tg_r)
 {
     tg_tensor *const tg_in[] = { self };
-    if (!(tg__fw_any(tg_in, 1)))
-        return tg__below_topk(self, k, dim, largest, sorted);
-    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
-    if (!tg_r.values && !tg_r.indices) {
-        return tg_r;
-    }
     for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TopkBackward0 n = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted, .result0 = tg_r.values, .result1 = tg_r.indices };
+        tg__fw_TopkBackward0 n = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !n.result0)
+            goto fail;
+        if (tg_r.indices && !n.result1)
+            goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
@@ -32518,12 +36086,26 @@ static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, b
         tg_rc = 0;
     fail:
         tg_release(n.self_t);
+        tg_release(n.result0);
+        tg_release(n.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
-        if (tg_rc) {
-            tg_release(tg_r.values); tg_release(tg_r.indices);
-            return (tg_values_indices){ 0 };
-        }
+        if (tg_rc)
+            return -1;
+    }
+    return 0;
+}
+
+/* topk below autograd, then its outputs' tangents */
+static tg_values_indices tg__fwk_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
+{
+    tg_tensor *const tg_in[] = { self };
+    if (!(tg__fw_any(tg_in, 1)))
+        return tg__below_topk(self, k, dim, largest, sorted);
+    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
+    if (!(!tg_r.values && !tg_r.indices) && tg__fwt_topk(self, k, dim, largest, sorted, tg_r)) {
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        tg_r = (tg_values_indices){ 0 };
     }
     return tg_r;
 }
@@ -32539,13 +36121,20 @@ tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t d
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg__saved_sizes_save(&tg_n->self_sizes, self);
     tg_n->dim = dim;
-    tg_values_indices tg_r = tg__fwk_topk(self, k, dim, largest, sorted);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    tg_values_indices tg_r = tg__below_topk(self, k, dim, largest, sorted);
     if (!tg_r.values && !tg_r.indices) {
         tg_autograd_node_release(&tg_n->base);
         return (tg_values_indices){ 0 };
     }
     if (tg__gen_differentiable(tg_r.values))
         tg_autograd_set_history(tg_r.values, &tg_n->base, 0);
+    if (tg_fw && tg__fwt_topk(self, k, dim, largest, sorted, tg_r)) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r.values); tg_release(tg_r.indices);
+        return (tg_values_indices){ 0 };
+    }
     tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
@@ -32591,7 +36180,14 @@ tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_te
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, indices);
-    tg_tensor *tg_r = tg__fwk_sort_backward(grad, dim, indices, sizes);
+    tg_tensor *const tg_fw_in[] = { grad, indices };
+    bool tg_fw = tg__fw_any(tg_fw_in, 2);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("sort_backward");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_sort_backward(grad, dim, indices, sizes);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -32658,7 +36254,14 @@ tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples,
         return NULL;
     int tg_e = 0;
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
-    tg_tensor *tg_r = tg__fwk_multinomial(self, num_samples, replacement, generator);
+    tg_tensor *const tg_fw_in[] = { self };
+    bool tg_fw = tg__fw_any(tg_fw_in, 1);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("multinomial");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_multinomial(self, num_samples, replacement, generator);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -32701,7 +36304,12 @@ tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord
 {
     if (!(tg_autograd_any_requires_grad(self.data, (int)self.len)))
         return tg__fwk__foreach_norm(self, ord);
-    tg_tensor_list tg_r = tg__fwk__foreach_norm(self, ord);
+    bool tg_fw = tg__fw_any(self.data, (int)self.len);
+    if (tg_fw) {
+        tg__fw_not_implemented("_foreach_norm.Scalar");
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    tg_tensor_list tg_r = tg__below__foreach_norm(self, ord);
     if (!tg_r.data)
         return tg_r;
     tg_node *tg_n = tg_autograd_node_new(sizeof(tg_node), &tg__ni_vtable__foreach_norm, (int)tg_r.len, 0 + (int)self.len);
@@ -32762,7 +36370,14 @@ tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, grad);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, momentum_buffer);
-    tg_tensor *tg_r = tg__fwk_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
+    tg_tensor *const tg_fw_in[] = { self, grad, momentum_buffer };
+    bool tg_fw = tg__fw_any(tg_fw_in, 3);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("sgd_step_");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;
@@ -32818,7 +36433,14 @@ tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, exp_avg);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, exp_avg_sq);
     tg_autograd_node_set_next_edge(tg_n, tg_e++, max_exp_avg_sq);
-    tg_tensor *tg_r = tg__fwk_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
+    tg_tensor *const tg_fw_in[] = { self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq };
+    bool tg_fw = tg__fw_any(tg_fw_in, 5);
+    if (tg_fw) {
+        tg_autograd_node_release(tg_n);
+        tg__fw_not_implemented("adam_step_");
+        return NULL;
+    }
+    tg_tensor *tg_r = tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
         return NULL;

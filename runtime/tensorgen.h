@@ -37,6 +37,7 @@
 #include "tg_library.h"
 #include "tg_ops.h"
 #include "tg_io.h"
+#include "tg_functional.h"
 #include "tg_profiler.h"
 
 #endif

@@ -173,6 +173,10 @@ bool tg__fw_any_level(tg_tensor *const *ts, int n, int level);
  * that level's tangents asks after suspending it. */
 bool tg__fw_has(const tg_tensor *t, int level);
 bool tg__fw_has_list(tg_tensor *const *ts, int n, int level);
+/* Output r as the formulas computing its tangent at `level` read it (`result`): an alias
+ * with r's history and its tangents of the other levels, that does not keep r alive (the
+ * tangent's own history may save it: no cycle through r). A new reference, or NULL. */
+tg_tensor *tg__fw_output_alias(tg_tensor *r, int level);
 /* Hides `level`'s tangents on this thread; returns the token tg__fw_resume restores. */
 int tg__fw_suspend(int level);
 void tg__fw_resume(int token);

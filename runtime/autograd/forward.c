@@ -197,6 +197,50 @@ void tg__fw_grads_free(struct tg__fw_grads *g)
     free(g);
 }
 
+tg_tensor *tg__fw_output_alias(tg_tensor *r, int level)
+{
+    if (!r) return NULL;
+    /* Shares r's storage and version counter without keeping r alive (a formula's operators
+     * may save it, and r keeps the tangent they make). */
+    tg_tensor *a = tg__alias_without_owner(r);
+    if (!a) a = tg__detached_alias(r);
+    if (!a) return NULL;
+    struct tg_autograd_meta *rm = r->autograd;
+    if (rm && rm->grad_fn) { /* r's history, so that the tangent's is r's too */
+        struct tg_autograd_meta *m = tg__autograd_meta_get(a);
+        if (!m) {
+            tg_release(a);
+            return NULL;
+        }
+        m->grad_fn = tg_autograd_node_retain(rm->grad_fn);
+        m->output_nr = rm->output_nr;
+        a->requires_grad = true;
+    } else {
+        a->requires_grad = r->requires_grad;
+    }
+    /* The tangents r already has at the other levels (nested levels' cross terms). */
+    struct tg_autograd_meta *m = r->fw_dual ? rm : NULL;
+    if (m && m->fw) {
+        struct tg__fw_grads g;
+        tg__meta_lock(m);
+        g = *m->fw;
+        for (int i = 0; i < g.n; i++) tg_retain(g.e[i].tangent);
+        tg__meta_unlock(m);
+        uint64_t id = level_ids[level];
+        int rc = 0;
+        for (int i = 0; i < g.n; i++) {
+            if (rc == 0 && g.e[i].level_id != id)
+                rc = store_id(a, tg_retain(g.e[i].tangent), g.e[i].level_id);
+            tg_release(g.e[i].tangent);
+        }
+        if (rc) {
+            tg_release(a);
+            return NULL;
+        }
+    }
+    return a;
+}
+
 int tg__fw_suspend(int level)
 {
     int prev = (int)suspended;

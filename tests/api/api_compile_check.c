@@ -76,3 +76,30 @@ tg_tensor *api_check_factories(void)
     tg_release(n);
     return u;
 }
+
+/* The functional transforms (tg_functional.h): each options macro with and without options. */
+int api_check_functional(tg_tensor *x);
+
+static int api_identity(void *ctx, tg_tensor_list in, tg_tensor **out, int max_out)
+{
+    (void)ctx;
+    (void)max_out;
+    out[0] = tg_scope_track(tg_retain(in.data[0]));
+    return 1;
+}
+
+int api_check_functional(tg_tensor *x)
+{
+    tg_tensor_list outs, r;
+    tg_tensor *value;
+    int rc = tg_jvp(api_identity, NULL, TG_TENSORS(x), TG_TENSORS(x), &outs, &r);
+    rc |= tg_jvp(api_identity, NULL, TG_TENSORS(x), TG_TENSORS(x), NULL, &r, .create_graph = true);
+    rc |= tg_vjp(api_identity, NULL, TG_TENSORS(x), TG_TENSORS(x), &outs, &r);
+    rc |= tg_jacobian(api_identity, NULL, TG_TENSORS(x), &r) < 0;
+    rc |= tg_jacobian(api_identity, NULL, TG_TENSORS(x), &r, .strategy = TG_FORWARD_MODE,
+                      .create_graph = false) < 0;
+    rc |= tg_hessian(api_identity, NULL, TG_TENSORS(x), &r, .outer = TG_FORWARD_MODE);
+    rc |= tg_hvp(api_identity, NULL, TG_TENSORS(x), TG_TENSORS(x), &value, &r);
+    rc |= tg_vhp(api_identity, NULL, TG_TENSORS(x), TG_TENSORS(x), NULL, &r, .create_graph = true);
+    return rc;
+}

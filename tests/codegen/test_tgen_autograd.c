@@ -144,7 +144,8 @@ Test(tgen_autograd, inplace_and_out_variants)
     expect_in(k, "tg_tensor *tg_orig = tg_clone(self);", "mul_");
     expect_in(k, "&MulBackward0_vtable", "mul_");
     /* self is saved before the op runs. */
-    cr_expect(strstr(k, "tg_clone(self)") < strstr(k, "tg__fwk_mul_(self, other);\n    if (!tg_r)"),
+    cr_expect(strstr(k, "tg_clone(self)") <
+                  strstr(k, "tg__below_mul_(self, other);\n    if (!tg_r)"),
               "mul_ saves self after the op:\n%s", k);
     free(k);
     k = section(autograd_c, "tg_tensor *tg__autograd_kernel_add_out(");
@@ -206,22 +207,28 @@ Test(tgen_autograd, forward_mode)
 {
     expect_in(autograd_c, "if (!(t0 = tg_mul(n->other_t, n->self))) goto done;", "mul jvp term 0");
     expect_in(autograd_c, "if (!(t0 = tg_mul(n->self_t, n->other))) goto done;", "mul jvp term 1");
-    char *k = section(autograd_c, "static tg_tensor *tg__fwk_mul(");
+    char *k = section(autograd_c, "static int tg__fwt_mul(");
     expect_in(k, "if (tg__fw_has(other, tg_l)) {", "mul: term 0 runs with other's tangent");
     expect_in(k, "if (tg__fw_has(self, tg_l)) {", "mul: term 1 runs with self's tangent");
+    expect_in(k, ".result = tg__fw_output_alias(tg_r, tg_l)", "mul reads its output's alias");
     expect_in(k, "tg__fw_set(\"mul\", tg_r, tg_t, tg_l)", "mul");
+    free(k);
+    k = section(autograd_c, "static int tg__fwt_mul_(");
+    expect_in(k, ".self = tg_self0", "mul_ reads self as it was");
+    expect_in(k, "tg__fw_set_inplace(\"mul_\", tg_r, tg_t, tg_l)", "mul_");
     free(k);
     k = section(autograd_c, "static tg_tensor *tg__fwk_mul_(");
     expect_in(k, "tg_tensor *tg_self0 = tg_clone(self);", "mul_ keeps self as it was");
-    expect_in(k, ".self = tg_self0", "mul_");
-    expect_in(k, "tg__fw_set_inplace(\"mul_\", tg_r, tg_t, tg_l)", "mul_");
     free(k);
     expect_in(autograd_c, "if (!(t0 = tg_mul(n->self_t, n->result))) goto done;",
               "exp: auto_element_wise");
     expect_in(autograd_c, "tg_expand_fn(n->self_t, n->size,", "expand: auto_linear");
     expect_in(autograd_c, "tg__fw_not_implemented(\"floor\");", "floor");
-    /* The autograd kernel runs the op through the forward-mode wrapper. */
+    /* Without an input requiring grad the kernel runs the op through the forward-mode
+     * wrapper; with one, the tangents are computed once the output has its history. */
     k = section(autograd_c, "tg_tensor *tg__autograd_kernel_mul(");
     expect_in(k, "return tg__fwk_mul(self, other);", "mul");
+    cr_expect(strstr(k, "tg_autograd_set_history(") < strstr(k, "tg__fwt_mul(self, other, tg_r)"),
+              "mul computes tangents before recording history:\n%s", k);
     free(k);
 }
