@@ -1,6 +1,7 @@
 /* gradcheck: see gradcheck.h. Jacobians are stored row-major as [output element][input
  * element], one matrix per (floating output, differentiated input) pair. */
 #include "gradcheck.h"
+#include "gc_internal.h"
 
 #include <math.h>
 #include <stdarg.h>
@@ -10,7 +11,7 @@
 
 /* ------------------------------------------------------------------ small helpers */
 
-static bool fail(char *msg, size_t size, const char *fmt, ...)
+bool gc__fail(char *msg, size_t size, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
@@ -26,10 +27,10 @@ static uint64_t lcg_next(uint64_t *s)
 }
 
 /* Uniform in [0, 1). */
-static double lcg_uniform(uint64_t *s) { return (double)lcg_next(s) * (1.0 / 9007199254740992.0); }
+double gc__uniform(uint64_t *s) { return (double)lcg_next(s) * (1.0 / 9007199254740992.0); }
 
 /* Pointer to the element with row-major logical index j of a float64 tensor of any strides. */
-static double *elem_ptr(const tg_tensor *t, int64_t j)
+double *gc__elem_ptr(const tg_tensor *t, int64_t j)
 {
     int64_t nd = tg_tensor_dim(t), off = 0;
     const int64_t *sz = tg_tensor_sizes(t), *st = tg_tensor_strides(t);
@@ -40,7 +41,7 @@ static double *elem_ptr(const tg_tensor *t, int64_t j)
     return (double *)tg_tensor_data(t) + off;
 }
 
-static bool same_shape(const tg_tensor *a, const tg_tensor *b)
+bool gc__same_shape(const tg_tensor *a, const tg_tensor *b)
 {
     if (tg_tensor_dim(a) != tg_tensor_dim(b)) return false;
     for (int64_t d = 0; d < tg_tensor_dim(a); d++)
@@ -48,7 +49,7 @@ static bool same_shape(const tg_tensor *a, const tg_tensor *b)
     return true;
 }
 
-static void shape_str(const tg_tensor *t, char *buf, size_t size)
+void gc__shape_str(const tg_tensor *t, char *buf, size_t size)
 {
     size_t n = (size_t)snprintf(buf, size, "[");
     for (int64_t d = 0; d < tg_tensor_dim(t) && n < size; d++)
@@ -57,14 +58,14 @@ static void shape_str(const tg_tensor *t, char *buf, size_t size)
     if (n < size) snprintf(buf + n, size - n, "]");
 }
 
-static bool close_enough(double a, double n, const gc_opts *o)
+bool gc__close_enough(double a, double n, const gc_opts *o)
 {
     if (isnan(a) || isnan(n)) return false;
     return fabs(a - n) <= o->atol + o->rtol * fabs(n);
 }
 
 /* A tensor of t's shape and dtype holding vals (float64 values, converted). */
-static tg_tensor *tensor_like(const tg_tensor *t, const double *vals)
+tg_tensor *gc__tensor_like(const tg_tensor *t, const double *vals)
 {
     tg_tensor *v = tg_tensor_from_data(vals, tg_tensor_sizes(t), tg_tensor_dim(t), TG_FLOAT64);
     if (!v || tg_tensor_dtype(t) == TG_FLOAT64) return v;
@@ -133,7 +134,7 @@ tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed)
         }
     }
     for (int64_t i = 0; i < numel; i++) {
-        double u = lcg_uniform(seed), v;
+        double u = gc__uniform(seed), v;
         switch (spec->domain) {
         case GC_POS: v = 0.5 + 1.5 * u; break;
         case GC_AWAY0: v = (lcg_next(seed) & 1 ? 1 : -1) * (0.5 + u); break;
@@ -141,7 +142,7 @@ tg_tensor *gc_make_input(const gc_input *spec, uint64_t *seed)
         case GC_DISTINCT: v = (double)(perm[i] - numel / 2) / 10.0; break;
         default: v = -1 + 2 * u; break;
         }
-        *elem_ptr(view, i) = v;
+        *gc__elem_ptr(view, i) = v;
     }
     free(perm);
 
@@ -189,7 +190,7 @@ typedef struct gc_state {
     size_t msg_size;
 } gc_state;
 
-static void release_all(tg_tensor **ts, int n)
+void gc__release_all(tg_tensor **ts, int n)
 {
     for (int i = 0; i < n; i++) {
         tg_release(ts[i]);
@@ -203,15 +204,15 @@ static bool call_f(gc_state *s, tg_tensor **out, int *n_out)
     for (int i = 0; i < GC_MAX_OUTPUTS; i++) out[i] = NULL;
     int n = s->f.call(s->f.ctx, s->in, out);
     if (n < 0) {
-        release_all(out, GC_MAX_OUTPUTS);
-        return fail(s->msg, s->msg_size, "the function failed: %s",
-                    tg_last_error() ? tg_last_error() : "(no error recorded)");
+        gc__release_all(out, GC_MAX_OUTPUTS);
+        return gc__fail(s->msg, s->msg_size, "the function failed: %s",
+                        tg_last_error() ? tg_last_error() : "(no error recorded)");
     }
     for (int i = 0; i < n; i++)
         if (!out[i]) {
-            release_all(out, n);
-            return fail(s->msg, s->msg_size, "the function returned NULL as output %d: %s", i,
-                        tg_last_error() ? tg_last_error() : "(no error recorded)");
+            gc__release_all(out, n);
+            return gc__fail(s->msg, s->msg_size, "the function returned NULL as output %d: %s", i,
+                            tg_last_error() ? tg_last_error() : "(no error recorded)");
         }
     *n_out = n;
     return true;
@@ -228,8 +229,8 @@ static bool eval_values(gc_state *s)
         tg_tensor *y = out[s->fout[o]];
         ok = tg_tensor_numel(y) == s->n[o] && tg_tensor_to_doubles(y, s->vals[o], s->n[o]) == 0;
     }
-    release_all(out, n);
-    return ok || fail(s->msg, s->msg_size, "the function's outputs changed between calls");
+    gc__release_all(out, n);
+    return ok || gc__fail(s->msg, s->msg_size, "the function's outputs changed between calls");
 }
 
 /* Central differences: jn[o][i][k][j] = (f_k(x + eps e_j) - f_k(x - eps e_j)) / (2 eps). */
@@ -238,7 +239,7 @@ static bool numerical_jacobian(gc_state *s)
     for (int i = 0; i < s->n_diff; i++) {
         tg_tensor *x = s->in[s->diff[i]];
         for (int64_t j = 0; j < s->m[i]; j++) {
-            double *p = elem_ptr(x, j), orig = *p;
+            double *p = gc__elem_ptr(x, j), orig = *p;
             *p = orig + s->o.eps;
             bool ok = eval_values(s);
             for (int o = 0; ok && o < s->n_f; o++)
@@ -272,24 +273,25 @@ static bool compare_grad(gc_state *s, const char *what, int o, int i, tg_tensor 
     tg_tensor *x = s->in[s->diff[i]];
     if (g) {
         char gs[64], xs[64];
-        shape_str(g, gs, sizeof gs);
-        shape_str(x, xs, sizeof xs);
-        if (!same_shape(g, x))
-            return fail(s->msg, s->msg_size,
-                        "%s: the gradient of input %d has shape %s, expected %s", what, s->diff[i],
-                        gs, xs);
+        gc__shape_str(g, gs, sizeof gs);
+        gc__shape_str(x, xs, sizeof xs);
+        if (!gc__same_shape(g, x))
+            return gc__fail(s->msg, s->msg_size,
+                            "%s: the gradient of input %d has shape %s, expected %s", what,
+                            s->diff[i], gs, xs);
         if (tg_tensor_dtype(g) != tg_tensor_dtype(x))
-            return fail(s->msg, s->msg_size, "%s: the gradient of input %d is %s, expected %s",
-                        what, s->diff[i], tg_dtype_name(tg_tensor_dtype(g)),
-                        tg_dtype_name(tg_tensor_dtype(x)));
+            return gc__fail(s->msg, s->msg_size, "%s: the gradient of input %d is %s, expected %s",
+                            what, s->diff[i], tg_dtype_name(tg_tensor_dtype(g)),
+                            tg_dtype_name(tg_tensor_dtype(x)));
         if (tg_tensor_to_doubles(g, got, s->m[i]) != 0)
-            return fail(s->msg, s->msg_size, "%s: reading a gradient: %s", what, tg_last_error());
+            return gc__fail(s->msg, s->msg_size, "%s: reading a gradient: %s", what,
+                            tg_last_error());
     } else {
         for (int64_t j = 0; j < s->m[i]; j++) got[j] = 0;
     }
     for (int64_t j = 0; j < s->m[i]; j++)
-        if (!close_enough(got[j], want[j], &s->o))
-            return fail(
+        if (!gc__close_enough(got[j], want[j], &s->o))
+            return gc__fail(
                 s->msg, s->msg_size,
                 "%s: output %d, input %d, input element %lld: analytical %.10g, numerical %.10g "
                 "(atol %g, rtol %g)",
@@ -302,7 +304,7 @@ static bool compare_grad(gc_state *s, const char *what, int o, int i, tg_tensor 
 static bool check_vjp(gc_state *s, const char *what, int o, tg_tensor *y, const double *vv,
                       double *want, double *got)
 {
-    tg_tensor *v = tensor_like(y, vv);
+    tg_tensor *v = gc__tensor_like(y, vv);
     tg_tensor *xs[GC_MAX_INPUTS], *grads[GC_MAX_INPUTS] = { NULL };
     for (int i = 0; i < s->n_diff; i++) xs[i] = s->in[s->diff[i]];
     int rc = v ? tg_grad(((tg_tensor_list){ &y, 1 }), ((tg_tensor_list){ xs, s->n_diff }), grads,
@@ -311,22 +313,22 @@ static bool check_vjp(gc_state *s, const char *what, int o, tg_tensor *y, const 
                : -1;
     tg_release(v);
     if (rc != 0) {
-        release_all(grads, s->n_diff);
-        return fail(s->msg, s->msg_size, "%s: tg_grad of output %d failed: %s", what, s->fout[o],
-                    tg_last_error() ? tg_last_error() : "(no error recorded)");
+        gc__release_all(grads, s->n_diff);
+        return gc__fail(s->msg, s->msg_size, "%s: tg_grad of output %d failed: %s", what,
+                        s->fout[o], tg_last_error() ? tg_last_error() : "(no error recorded)");
     }
     bool ok = true;
     for (int i = 0; ok && i < s->n_diff; i++) {
         numerical_vjp(s, o, i, vv, want);
         ok = compare_grad(s, what, o, i, grads[i], want, got);
     }
-    release_all(grads, s->n_diff);
+    gc__release_all(grads, s->n_diff);
     return ok;
 }
 
-static void random_vector(double *v, int64_t n, uint64_t *seed)
+void gc__random_vector(double *v, int64_t n, uint64_t *seed)
 {
-    for (int64_t k = 0; k < n; k++) v[k] = -1 + 2 * lcg_uniform(seed);
+    for (int64_t k = 0; k < n; k++) v[k] = -1 + 2 * gc__uniform(seed);
 }
 
 static int64_t max_numel(const int64_t *a, int n)
@@ -352,10 +354,10 @@ static bool analytical_checks(gc_state *s, tg_tensor **out)
             for (int i = 0; ok && i < s->n_diff; i++)
                 for (int64_t e = 0; ok && e < s->n[o] * s->m[i]; e++)
                     if (fabs(s->jn[o][i][e]) > s->o.atol)
-                        ok = fail(s->msg, s->msg_size,
-                                  "output %d does not require grad, but its numerical "
-                                  "derivative w.r.t. input %d is %.10g",
-                                  s->fout[o], s->diff[i], s->jn[o][i][e]);
+                        ok = gc__fail(s->msg, s->msg_size,
+                                      "output %d does not require grad, but its numerical "
+                                      "derivative w.r.t. input %d is %.10g",
+                                      s->fout[o], s->diff[i], s->jn[o][i][e]);
             continue;
         }
         if (s->n[o] <= s->o.full_max) {
@@ -369,7 +371,7 @@ static bool analytical_checks(gc_state *s, tg_tensor **out)
             for (int r = 0; ok && r < GC_VJPS; r++) {
                 char what[64];
                 snprintf(what, sizeof what, "random vector-Jacobian product %d", r);
-                random_vector(v, s->n[o], &seed);
+                gc__random_vector(v, s->n[o], &seed);
                 ok = check_vjp(s, what, o, y, v, want, got);
             }
         }
@@ -392,13 +394,13 @@ static bool backward_check(gc_state *s, tg_tensor **out)
     double *v = malloc(sizeof *v * (size_t)s->n[o]), *want = malloc(sizeof *want * (size_t)mmax),
            *got = malloc(sizeof *got * (size_t)mmax);
     uint64_t seed = s->o.seed ^ 0x51afd7ed558ccd1dULL;
-    random_vector(v, s->n[o], &seed);
-    tg_tensor *gv = tensor_like(y, v);
+    gc__random_vector(v, s->n[o], &seed);
+    tg_tensor *gv = gc__tensor_like(y, v);
     bool ok = gv && tg_backward(y, .grad = gv) == 0;
     tg_release(gv);
     if (!ok)
-        ok = fail(s->msg, s->msg_size, "tg_backward of output %d failed: %s", s->fout[o],
-                  tg_last_error() ? tg_last_error() : "(no error recorded)");
+        ok = gc__fail(s->msg, s->msg_size, "tg_backward of output %d failed: %s", s->fout[o],
+                      tg_last_error() ? tg_last_error() : "(no error recorded)");
     for (int i = 0; i < s->n_diff; i++) {
         tg_tensor *x = s->in[s->diff[i]];
         tg_tensor *g = tg_tensor_grad(x);
@@ -422,13 +424,13 @@ static bool setup(gc_state *s)
         tg_tensor *x = s->in[i];
         if (!x || !tg_tensor_requires_grad(x)) continue;
         if (tg_tensor_dtype(x) != TG_FLOAT64)
-            return fail(s->msg, s->msg_size,
-                        "input %d requires grad but is %s (gradcheck needs float64)", i,
-                        tg_dtype_name(tg_tensor_dtype(x)));
+            return gc__fail(s->msg, s->msg_size,
+                            "input %d requires grad but is %s (gradcheck needs float64)", i,
+                            tg_dtype_name(tg_tensor_dtype(x)));
         s->diff[s->n_diff] = i;
         s->m[s->n_diff++] = tg_tensor_numel(x);
     }
-    if (!s->n_diff) return fail(s->msg, s->msg_size, "no input requires grad");
+    if (!s->n_diff) return gc__fail(s->msg, s->msg_size, "no input requires grad");
     tg_tensor *out[GC_MAX_OUTPUTS];
     if (!call_f(s, out, &s->n_out)) return false;
     for (int k = 0; k < s->n_out; k++) {
@@ -436,7 +438,7 @@ static bool setup(gc_state *s)
         s->fout[s->n_f] = k;
         s->n[s->n_f++] = tg_tensor_numel(out[k]);
     }
-    release_all(out, s->n_out);
+    gc__release_all(out, s->n_out);
     for (int o = 0; o < s->n_f; o++) {
         s->vals[o] = malloc(sizeof(double) * (size_t)(s->n[o] ? s->n[o] : 1));
         for (int i = 0; i < s->n_diff; i++) {
@@ -455,7 +457,7 @@ static void teardown(gc_state *s)
     }
 }
 
-static gc_opts defaults(const gc_opts *opts)
+gc_opts gc__defaults(const gc_opts *opts)
 {
     gc_opts o = opts ? *opts : (gc_opts){ 0 };
     if (o.eps <= 0) o.eps = 1e-6;
@@ -469,7 +471,7 @@ bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts
                   size_t msg_size)
 {
     gc_state s = {
-        .f = f, .in = in, .n_in = n_in, .o = defaults(opts), .msg = msg, .msg_size = msg_size
+        .f = f, .in = in, .n_in = n_in, .o = gc__defaults(opts), .msg = msg, .msg_size = msg_size
     };
     msg[0] = 0;
     bool ok = setup(&s) && numerical_jacobian(&s);
@@ -477,7 +479,7 @@ bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts
     int n_out = 0;
     if (ok) ok = call_f(&s, out, &n_out);
     if (ok) ok = analytical_checks(&s, out) && backward_check(&s, out);
-    release_all(out, n_out);
+    gc__release_all(out, n_out);
     teardown(&s);
     return ok;
 }
@@ -507,9 +509,9 @@ static int gg_call(const void *ctx, tg_tensor *const *in, tg_tensor **out)
     int rc = tg_grad(((tg_tensor_list){ ys, g->n_v }), ((tg_tensor_list){ xs, nx }), grads,
                      .grad_outputs = ((tg_tensor_list){ in + g->n_in, g->n_v }),
                      .create_graph = true, .allow_unused = true);
-    release_all(y, ny);
+    gc__release_all(y, ny);
     if (rc != 0) {
-        release_all(grads, nx);
+        gc__release_all(grads, nx);
         return -1;
     }
     for (int i = 0; i < nx; i++) out[i] = grads[i] ? grads[i] : tg_zeros_like(xs[i]);
@@ -519,21 +521,21 @@ static int gg_call(const void *ctx, tg_tensor *const *in, tg_tensor **out)
 bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
                       size_t msg_size)
 {
-    gc_opts o = defaults(opts);
+    gc_opts o = gc__defaults(opts);
     gg_ctx g = { .f = f, .n_in = n_in };
     tg_tensor *all[GC_MAX_INPUTS + GC_MAX_OUTPUTS] = { NULL }, *y[GC_MAX_OUTPUTS] = { NULL };
     msg[0] = 0;
     int ny = f.call(f.ctx, in, y);
     if (ny < 0)
-        return fail(msg, msg_size, "the function failed: %s",
-                    tg_last_error() ? tg_last_error() : "?");
+        return gc__fail(msg, msg_size, "the function failed: %s",
+                        tg_last_error() ? tg_last_error() : "?");
     for (int i = 0; i < n_in; i++) all[i] = in[i];
     uint64_t seed = o.seed ^ 0x2545f4914f6cdd1dULL;
     bool ok = true;
     for (int k = 0; ok && k < ny; k++) {
         if (!y[k] || !tg_tensor_requires_grad(y[k])) continue;
         if (n_in + g.n_v >= GC_MAX_INPUTS + GC_MAX_OUTPUTS) {
-            ok = fail(msg, msg_size, "too many inputs and outputs for gradgradcheck");
+            ok = gc__fail(msg, msg_size, "too many inputs and outputs for gradgradcheck");
             break;
         }
         gc_input spec = { .used = true, .ndim = (int8_t)tg_tensor_dim(y[k]), .domain = GC_REAL };
@@ -541,11 +543,12 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
         all[n_in + g.n_v] = gc_make_input(&spec, &seed);
         g.outs[g.n_v++] = k;
     }
-    release_all(y, ny);
-    if (!g.n_v) ok = fail(msg, msg_size, "no output requires grad");
+    gc__release_all(y, ny);
+    if (!g.n_v) ok = gc__fail(msg, msg_size, "no output requires grad");
     if (ok && n_in + g.n_v > GC_MAX_INPUTS)
-        ok = fail(msg, msg_size, "gradgradcheck: %d inputs and grad_outputs exceed GC_MAX_INPUTS",
-                  n_in + g.n_v);
+        ok = gc__fail(msg, msg_size,
+                      "gradgradcheck: %d inputs and grad_outputs exceed GC_MAX_INPUTS",
+                      n_in + g.n_v);
     if (ok) ok = gc_gradcheck((gc_func){ gg_call, &g }, all, n_in + g.n_v, &o, msg, msg_size);
     for (int k = 0; k < g.n_v; k++) tg_release(all[n_in + k]);
     return ok;
@@ -584,4 +587,33 @@ int *gc_case_indices(size_t *n)
     for (int i = 0; i < count; i++) indices[i] = i;
     *n = (size_t)count;
     return indices;
+}
+
+int gc_case_inputs(const gc_case *c, int index, tg_tensor **in, char *msg, size_t msg_size)
+{
+    uint64_t seed = 0x5eed0000u + (uint64_t)index;
+    int n = 0;
+    for (; n < GC_MAX_INPUTS && c->in[n].used; n++) {
+        const gc_input *s = &c->in[n];
+        in[n] = gc_make_input(s, &seed);
+        bool bad = in[n] && s->layout != GC_CONTIG && s->ndim >= 2 && s->shape[s->ndim - 1] > 1 &&
+                   s->shape[s->ndim - 2] > 1 && tg_tensor_is_contiguous(in[n]);
+        if (!in[n] || bad) {
+            if (!in[n])
+                gc__fail(msg, msg_size, "%s [%s]: input %d: %s", c->op, c->label, n,
+                         tg_last_error() ? tg_last_error() : "(no error recorded)");
+            else
+                gc__fail(msg, msg_size, "%s [%s]: input %d should be non-contiguous", c->op,
+                         c->label, n);
+            gc__release_all(in, n + 1);
+            return -1;
+        }
+    }
+    return n;
+}
+
+void gc_count_warning(const char *msg, void *user)
+{
+    (void)msg;
+    ++*(int *)user;
 }

@@ -87,6 +87,20 @@ tg_tensor *gc_make_input_on(const gc_input *spec, uint64_t *seed, tg_device devi
 bool gc_gradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
                   size_t msg_size);
 
+/* Forward-mode check (PyTorch's gradcheck with check_forward_ad): for every input requiring
+ * grad in turn, the others plain, f runs inside a dual level on the input made dual with a
+ * tangent v (one-hot per element when the input has at most opts->full_max elements, the
+ * Jacobian column by column, else GC_VJPS random v), and every floating output's tangent
+ * (tg_unpack_dual; none counts as zero, as in PyTorch) is compared with the central difference
+ * (f(x + eps v) - f(x - eps v)) / (2 eps), and every output's primal with f's value on the
+ * plain inputs. Then, with two or more such inputs, all of them dual at once with random
+ * tangents (the sum of the per-input products). Same metric and messages as gc_gradcheck
+ * (output, input, element); an operator without a forward formula fails with its error
+ * ("forward AD is not implemented for ..."). Everything it creates is released; the inputs are
+ * left as they were. Defined in fwgradcheck.c. */
+bool gc_fwgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
+                    size_t msg_size);
+
 /* Second-order check: gc_gradcheck of g(in..., v...) = d(sum_o <v_o, f_o(in)>)/d(in) computed
  * by tg_grad with create_graph, over the inputs and random v (one per floating output). */
 bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *opts, char *msg,
@@ -136,6 +150,17 @@ const gc_case *gc_case_at(int i);
  * pointers would not. Stores the count in *n; NULL when more than GC_MAX_CASES are registered. */
 #define GC_MAX_CASES 1024
 int *gc_case_indices(size_t *n);
+
+/* The inputs case c (the index-th registered one) describes, from a seed fixed by the index, so
+ * that every check running the case (gradcheck, fwgradcheck) sees the same tensors; layouts
+ * other than GC_CONTIG are checked to be non-contiguous. Returns how many, or -1 with msg set
+ * and nothing left in in[]. */
+int gc_case_inputs(const gc_case *c, int index, tg_tensor **in, char *msg, size_t msg_size);
+
+/* A warning handler (tg_set_warning_handler) that counts into *(int *)user: cases call
+ * operators thousands of times, and a warning (mse_loss with a broadcast target warns like
+ * PyTorch) is counted, not printed. */
+void gc_count_warning(const char *msg, void *user);
 
 /* Case tables name op, label, function and inputs positionally and the rest by designator;
  * the fields they leave out are zero on purpose, for every file that includes this header. */

@@ -18,41 +18,17 @@ static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
     return ((const gc_case *)ctx)->fn(in, out);
 }
 
-/* The inputs the case describes, from a seed fixed per case. Returns how many. */
-static int make_inputs(const gc_case *c, int index, tg_tensor **in)
-{
-    uint64_t seed = 0x5eed0000u + (uint64_t)index;
-    int n = 0;
-    for (; n < GC_MAX_INPUTS && c->in[n].used; n++) {
-        in[n] = gc_make_input(&c->in[n], &seed);
-        cr_assert(in[n], "%s [%s]: input %d: %s", c->op, c->label, n, tg_last_error());
-        const gc_input *s = &c->in[n];
-        if (s->layout != GC_CONTIG && s->ndim >= 2 && s->shape[s->ndim - 1] > 1 &&
-            s->shape[s->ndim - 2] > 1)
-            cr_assert(!tg_tensor_is_contiguous(in[n]), "%s [%s]: input %d should be non-contiguous",
-                      c->op, c->label, n);
-    }
-    return n;
-}
-
-/* Cases call operators thousands of times; a warning (mse_loss with a broadcast target warns
- * like PyTorch) is counted, not printed. */
-static void count_warning(const char *msg, void *user)
-{
-    (void)msg;
-    ++*(int *)user;
-}
-
 static void run_case(int index)
 {
     const gc_case *c = gc_case_at(index);
     int warnings = 0;
-    tg_set_warning_handler(count_warning, &warnings);
+    tg_set_warning_handler(gc_count_warning, &warnings);
     int64_t tensors0 = tg_live_tensors(), storages0 = tg_live_storages();
     tg_tensor *in[GC_MAX_INPUTS] = { NULL };
-    int n = make_inputs(c, index, in);
-    gc_opts o = { .eps = c->eps, .seed = (uint64_t)index + 1 };
     char msg[512];
+    int n = gc_case_inputs(c, index, in, msg, sizeof msg);
+    cr_assert(n >= 0, "%s", msg);
+    gc_opts o = { .eps = c->eps, .seed = (uint64_t)index + 1 };
     gc_func f = { call_case, c };
     bool ok = gc_gradcheck(f, in, n, &o, msg, sizeof msg);
     if (c->expect_error) {
