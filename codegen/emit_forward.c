@@ -102,11 +102,11 @@ static const char *load_tangent(tge_ctx *c, const tgf_deriv *d, const tga_op *op
     const char *name = op->args[i].name;
     if (is_list(op->args[i].kind))
         return tgs_fmt(c->arena,
-                       "if (!n.%s_t.data && !(n.%s_t = tg__fw_tangents_or_zeros(%s, tg_l)).data)\n"
+                       "if (!tg_x.%s_t.data && !(tg_x.%s_t = tg__fw_tangents_or_zeros(%s, tg_l)).data)\n"
                        "    goto fail;",
                        f, f, name);
     return tgs_fmt(c->arena,
-                   "if (!n.%s_t && %s && !(n.%s_t = tg__fw_tangent_or_zeros(%s, tg_l)))\n"
+                   "if (!tg_x.%s_t && %s && !(tg_x.%s_t = tg__fw_tangent_or_zeros(%s, tg_l)))\n"
                    "    goto fail;",
                    f, name, f, name);
 }
@@ -139,7 +139,7 @@ static void output_code(tge_ctx *c, tgs_list *lines, const tga_op *op, const tgf
         term_inputs(c, op, d, f->terms[0].tangents, &cond, &loads);
         tgs_list_add(&loads, c->arena,
                      tgs_fmt(c->arena,
-                             "if (tg__fw_set_list(\"%s\", %s, %s(&n), tg_l))\n    goto fail;",
+                             "if (tg__fw_set_list(\"%s\", %s, %s(&tg_x), tg_l))\n    goto fail;",
                              op->opname, out, term_fn(c, d, k, 0)));
         const char *body = tgs_list_join(&loads, c->arena, "\n");
         tgs_list_addf(lines, c->arena, "if (%s) {\n%s\n}",
@@ -152,7 +152,7 @@ static void output_code(tge_ctx *c, tgs_list *lines, const tga_op *op, const tgf
         tgs_list cond = { 0 }, loads = { 0 };
         term_inputs(c, op, d, f->terms[t].tangents, &cond, &loads);
         tgs_list_addf(&loads, c->arena,
-                      "if (!(tg_t = tg__fw_add_term(tg_t, %s(&n), %s)))\n    goto fail;",
+                      "if (!(tg_t = tg__fw_add_term(tg_t, %s(&tg_x), %s)))\n    goto fail;",
                       term_fn(c, d, k, t), f->terms[t].negate ? "true" : "false");
         const char *body = tgs_list_join(&loads, c->arena, "\n");
         if (cond.n)
@@ -260,9 +260,9 @@ static const char *tangents_fn(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
         tgs_list_addf(&init, c->arena, ".%s = %s", f,
                       inplace && i == 0 ? "tg_self0" : op->args[i].name);
         if (is_tensor(op->args[i].kind))
-            tgs_list_addf(&release, c->arena, "tg_release(n.%s_t);", f);
+            tgs_list_addf(&release, c->arena, "tg_release(tg_x.%s_t);", f);
         else if (is_list(op->args[i].kind))
-            tgs_list_addf(&release, c->arena, "tg_tensor_list_release(n.%s_t);", f);
+            tgs_list_addf(&release, c->arena, "tg_tensor_list_release(tg_x.%s_t);", f);
     }
     /* The outputs as the formulas read them: aliases with the outputs' history, not holding
      * the tangent being computed (which may record a node saving them: no cycle). */
@@ -271,7 +271,7 @@ static const char *tangents_fn(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
         if (op->rets[i].kind == TGA_TENSOR) {
             tgs_list_addf(&init, c->arena, ".%s = tg__fw_output_alias(%s, tg_l)", f,
                           ret_val(c, op, i));
-            tgs_list_addf(&release, c->arena, "tg_release(n.%s);", f);
+            tgs_list_addf(&release, c->arena, "tg_release(tg_x.%s);", f);
         } else {
             tgs_list_addf(&init, c->arena, ".%s = %s", f, ret_val(c, op, i));
         }
@@ -282,11 +282,11 @@ static const char *tangents_fn(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
                "    for (int tg_l = 0; tg_l < tg__fw_levels(); tg_l++) {\n"
                "        if (!(%s))\n            continue;\n"
                "        int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;\n"
-               "        %s n = { %s };\n",
+               "        %s tg_x = { %s };\n",
                at_level, ctx_type(c, d), tgs_list_join(&init, c->arena, ", "));
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind == TGA_TENSOR)
-            tgs_printf(&b, "        if (%s && !n.%s)\n            goto fail;\n", ret_val(c, op, i),
+            tgs_printf(&b, "        if (%s && !tg_x.%s)\n            goto fail;\n", ret_val(c, op, i),
                        tgf_saved_field(c->arena, d, true, i, 0));
     tgs_printf(&b,
                "%s\n"

@@ -15061,15 +15061,15 @@ static int tg__fwt_fill_(tg_tensor *self, double value, tg_tensor *tg_self0, tg_
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_FillBackward0 n = { .self = tg_self0, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_FillBackward0 tg_x = { .self = tg_self0, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, FillBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, FillBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("fill_", tg_r, tg_t, tg_l))
@@ -15077,8 +15077,8 @@ static int tg__fwt_fill_(tg_tensor *self, double value, tg_tensor *tg_self0, tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -15373,15 +15373,15 @@ static int tg__fwt_uniform_(tg_tensor *self, double from, double to, tg_generato
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UniformBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_UniformBackward0 tg_x = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, UniformBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, UniformBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("uniform_", tg_r, tg_t, tg_l))
@@ -15389,8 +15389,8 @@ static int tg__fwt_uniform_(tg_tensor *self, double from, double to, tg_generato
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -15471,15 +15471,15 @@ static int tg__fwt_normal_(tg_tensor *self, double mean, double std, tg_generato
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NormalBackward0 n = { .self = tg_self0, .mean = mean, .std = std, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_NormalBackward0 tg_x = { .self = tg_self0, .mean = mean, .std = std, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NormalBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NormalBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("normal_", tg_r, tg_t, tg_l))
@@ -15487,8 +15487,8 @@ static int tg__fwt_normal_(tg_tensor *self, double mean, double std, tg_generato
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -15569,15 +15569,15 @@ static int tg__fwt_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_gene
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RandomBackward0 n = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_RandomBackward0 tg_x = { .self = tg_self0, .from = from, .to = to, .generator = generator, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, RandomBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, RandomBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("random_", tg_r, tg_t, tg_l))
@@ -15585,8 +15585,8 @@ static int tg__fwt_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_gene
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -15771,21 +15771,21 @@ static int tg__fwt_add(tg_tensor *self, tg_tensor *other, double alpha, tg_tenso
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AddBackward0 tg_x = { .self = self, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("add", tg_r, tg_t, tg_l))
@@ -15793,9 +15793,9 @@ static int tg__fwt_add(tg_tensor *self, tg_tensor *other, double alpha, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -15864,21 +15864,21 @@ static int tg__fwt_add_(tg_tensor *self, tg_tensor *other, double alpha, tg_tens
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AddBackward0 tg_x = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("add_", tg_r, tg_t, tg_l))
@@ -15886,9 +15886,9 @@ static int tg__fwt_add_(tg_tensor *self, tg_tensor *other, double alpha, tg_tens
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -15988,21 +15988,21 @@ static int tg__fwt_sub(tg_tensor *self, tg_tensor *other, double alpha, tg_tenso
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SubBackward0 n = { .self = self, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SubBackward0 tg_x = { .self = self, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("sub", tg_r, tg_t, tg_l))
@@ -16010,9 +16010,9 @@ static int tg__fwt_sub(tg_tensor *self, tg_tensor *other, double alpha, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16081,21 +16081,21 @@ static int tg__fwt_sub_(tg_tensor *self, tg_tensor *other, double alpha, tg_tens
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SubBackward0 n = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SubBackward0 tg_x = { .self = tg_self0, .other = other, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SubBackward0_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("sub_", tg_r, tg_t, tg_l))
@@ -16103,9 +16103,9 @@ static int tg__fwt_sub_(tg_tensor *self, tg_tensor *other, double alpha, tg_tens
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16205,21 +16205,21 @@ static int tg__fwt_mul(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MulBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MulBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("mul", tg_r, tg_t, tg_l))
@@ -16227,9 +16227,9 @@ static int tg__fwt_mul(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16299,21 +16299,21 @@ static int tg__fwt_mul_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MulBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MulBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MulBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("mul_", tg_r, tg_t, tg_l))
@@ -16321,9 +16321,9 @@ static int tg__fwt_mul_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16430,21 +16430,21 @@ static int tg__fwt_div(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_DivBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("div", tg_r, tg_t, tg_l))
@@ -16452,9 +16452,9 @@ static int tg__fwt_div(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16524,21 +16524,21 @@ static int tg__fwt_div_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_DivBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward0_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("div_", tg_r, tg_t, tg_l))
@@ -16546,9 +16546,9 @@ static int tg__fwt_div_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16655,21 +16655,21 @@ static int tg__fwt_div_mode(tg_tensor *self, tg_tensor *other, const char *round
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward1 n = { .self = self, .other = other, .rounding_mode = rounding_mode, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_DivBackward1 tg_x = { .self = self, .other = other, .rounding_mode = rounding_mode, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("div", tg_r, tg_t, tg_l))
@@ -16677,9 +16677,9 @@ static int tg__fwt_div_mode(tg_tensor *self, tg_tensor *other, const char *round
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16751,21 +16751,21 @@ static int tg__fwt_div_mode_(tg_tensor *self, tg_tensor *other, const char *roun
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_DivBackward1 n = { .self = tg_self0, .other = other, .rounding_mode = rounding_mode, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_DivBackward1 tg_x = { .self = tg_self0, .other = other, .rounding_mode = rounding_mode, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, DivBackward1_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("div_", tg_r, tg_t, tg_l))
@@ -16773,9 +16773,9 @@ static int tg__fwt_div_mode_(tg_tensor *self, tg_tensor *other, const char *roun
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16884,21 +16884,21 @@ static int tg__fwt_pow(tg_tensor *self, tg_tensor *exponent, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_PowBackward0 n = { .self = self, .exponent = exponent, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_PowBackward0 tg_x = { .self = self, .exponent = exponent, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(exponent, tg_l)) {
-                if (!n.exponent_t && exponent && !(n.exponent_t = tg__fw_tangent_or_zeros(exponent, tg_l)))
+                if (!tg_x.exponent_t && exponent && !(tg_x.exponent_t = tg__fw_tangent_or_zeros(exponent, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("pow", tg_r, tg_t, tg_l))
@@ -16906,9 +16906,9 @@ static int tg__fwt_pow(tg_tensor *self, tg_tensor *exponent, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.exponent_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.exponent_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -16979,21 +16979,21 @@ static int tg__fwt_pow_(tg_tensor *self, tg_tensor *exponent, tg_tensor *tg_self
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_PowBackward0 n = { .self = tg_self0, .exponent = exponent, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_PowBackward0 tg_x = { .self = tg_self0, .exponent = exponent, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(exponent, tg_l)) {
-                if (!n.exponent_t && exponent && !(n.exponent_t = tg__fw_tangent_or_zeros(exponent, tg_l)))
+                if (!tg_x.exponent_t && exponent && !(tg_x.exponent_t = tg__fw_tangent_or_zeros(exponent, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, PowBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("pow_", tg_r, tg_t, tg_l))
@@ -17001,9 +17001,9 @@ static int tg__fwt_pow_(tg_tensor *self, tg_tensor *exponent, tg_tensor *tg_self
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.exponent_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.exponent_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17128,21 +17128,21 @@ static int tg__fwt_maximum(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaximumBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaximumBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaximumBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("maximum", tg_r, tg_t, tg_l))
@@ -17150,9 +17150,9 @@ static int tg__fwt_maximum(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17239,21 +17239,21 @@ static int tg__fwt_minimum(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MinimumBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MinimumBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MinimumBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("minimum", tg_r, tg_t, tg_l))
@@ -17261,9 +17261,9 @@ static int tg__fwt_minimum(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17350,15 +17350,15 @@ static int tg__fwt_eq(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EqBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EqBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EqBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EqBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("eq", tg_r, tg_t, tg_l))
@@ -17366,9 +17366,9 @@ static int tg__fwt_eq(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17436,15 +17436,15 @@ static int tg__fwt_eq_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EqBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EqBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EqBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EqBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("eq_", tg_r, tg_t, tg_l))
@@ -17452,9 +17452,9 @@ static int tg__fwt_eq_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17570,15 +17570,15 @@ static int tg__fwt_ne(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NeBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_NeBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("ne", tg_r, tg_t, tg_l))
@@ -17586,9 +17586,9 @@ static int tg__fwt_ne(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17656,15 +17656,15 @@ static int tg__fwt_ne_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NeBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_NeBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("ne_", tg_r, tg_t, tg_l))
@@ -17672,9 +17672,9 @@ static int tg__fwt_ne_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17790,15 +17790,15 @@ static int tg__fwt_lt(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LtBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LtBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("lt", tg_r, tg_t, tg_l))
@@ -17806,9 +17806,9 @@ static int tg__fwt_lt(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -17876,15 +17876,15 @@ static int tg__fwt_lt_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LtBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LtBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("lt_", tg_r, tg_t, tg_l))
@@ -17892,9 +17892,9 @@ static int tg__fwt_lt_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18010,15 +18010,15 @@ static int tg__fwt_le(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LeBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("le", tg_r, tg_t, tg_l))
@@ -18026,9 +18026,9 @@ static int tg__fwt_le(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18096,15 +18096,15 @@ static int tg__fwt_le_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LeBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("le_", tg_r, tg_t, tg_l))
@@ -18112,9 +18112,9 @@ static int tg__fwt_le_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18230,15 +18230,15 @@ static int tg__fwt_gt(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GtBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GtBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("gt", tg_r, tg_t, tg_l))
@@ -18246,9 +18246,9 @@ static int tg__fwt_gt(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18316,15 +18316,15 @@ static int tg__fwt_gt_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GtBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GtBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("gt_", tg_r, tg_t, tg_l))
@@ -18332,9 +18332,9 @@ static int tg__fwt_gt_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18450,15 +18450,15 @@ static int tg__fwt_ge(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeBackward0 n = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GeBackward0 tg_x = { .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("ge", tg_r, tg_t, tg_l))
@@ -18466,9 +18466,9 @@ static int tg__fwt_ge(tg_tensor *self, tg_tensor *other, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18536,15 +18536,15 @@ static int tg__fwt_ge_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeBackward0 n = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GeBackward0 tg_x = { .self = tg_self0, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("ge_", tg_r, tg_t, tg_l))
@@ -18552,9 +18552,9 @@ static int tg__fwt_ge_(tg_tensor *self, tg_tensor *other, tg_tensor *tg_self0, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18670,21 +18670,21 @@ static int tg__fwt_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_WhereBackward0 n = { .condition = condition, .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_WhereBackward0 tg_x = { .condition = condition, .self = self, .other = other, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(other, tg_l)) {
-                if (!n.other_t && other && !(n.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
+                if (!tg_x.other_t && other && !(tg_x.other_t = tg__fw_tangent_or_zeros(other, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, WhereBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("where", tg_r, tg_t, tg_l))
@@ -18692,10 +18692,10 @@ static int tg__fwt_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other
         }
         tg_rc = 0;
     fail:
-        tg_release(n.condition_t);
-        tg_release(n.self_t);
-        tg_release(n.other_t);
-        tg_release(n.result);
+        tg_release(tg_x.condition_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.other_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18781,15 +18781,15 @@ static int tg__fwt_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward0 n = { .self = self, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ClampBackward0 tg_x = { .self = self, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("clamp", tg_r, tg_t, tg_l))
@@ -18797,8 +18797,8 @@ static int tg__fwt_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18868,15 +18868,15 @@ static int tg__fwt_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max, t
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward0 n = { .self = tg_self0, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ClampBackward0 tg_x = { .self = tg_self0, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("clamp_", tg_r, tg_t, tg_l))
@@ -18884,8 +18884,8 @@ static int tg__fwt_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -18992,27 +18992,27 @@ static int tg__fwt_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max,
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward1 n = { .self = self, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ClampBackward1 tg_x = { .self = self, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(min, tg_l)) {
-                if (!n.min_t && min && !(n.min_t = tg__fw_tangent_or_zeros(min, tg_l)))
+                if (!tg_x.min_t && min && !(tg_x.min_t = tg__fw_tangent_or_zeros(min, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(max, tg_l)) {
-                if (!n.max_t && max && !(n.max_t = tg__fw_tangent_or_zeros(max, tg_l)))
+                if (!tg_x.max_t && max && !(tg_x.max_t = tg__fw_tangent_or_zeros(max, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("clamp", tg_r, tg_t, tg_l))
@@ -19020,10 +19020,10 @@ static int tg__fwt_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.min_t);
-        tg_release(n.max_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.min_t);
+        tg_release(tg_x.max_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19097,27 +19097,27 @@ static int tg__fwt_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ClampBackward1 n = { .self = tg_self0, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ClampBackward1 tg_x = { .self = tg_self0, .min = min, .max = max, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(min, tg_l)) {
-                if (!n.min_t && min && !(n.min_t = tg__fw_tangent_or_zeros(min, tg_l)))
+                if (!tg_x.min_t && min && !(tg_x.min_t = tg__fw_tangent_or_zeros(min, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(max, tg_l)) {
-                if (!n.max_t && max && !(n.max_t = tg__fw_tangent_or_zeros(max, tg_l)))
+                if (!tg_x.max_t && max && !(tg_x.max_t = tg__fw_tangent_or_zeros(max, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ClampBackward1_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("clamp_", tg_r, tg_t, tg_l))
@@ -19125,10 +19125,10 @@ static int tg__fwt_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.min_t);
-        tg_release(n.max_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.min_t);
+        tg_release(tg_x.max_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19239,15 +19239,15 @@ static int tg__fwt_neg(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NegBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_NegBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NegBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NegBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("neg", tg_r, tg_t, tg_l))
@@ -19255,8 +19255,8 @@ static int tg__fwt_neg(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19323,15 +19323,15 @@ static int tg__fwt_neg_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NegBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_NegBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NegBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NegBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("neg_", tg_r, tg_t, tg_l))
@@ -19339,8 +19339,8 @@ static int tg__fwt_neg_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19438,15 +19438,15 @@ static int tg__fwt_abs(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AbsBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AbsBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AbsBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AbsBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("abs", tg_r, tg_t, tg_l))
@@ -19454,8 +19454,8 @@ static int tg__fwt_abs(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19523,15 +19523,15 @@ static int tg__fwt_abs_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AbsBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AbsBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AbsBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AbsBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("abs_", tg_r, tg_t, tg_l))
@@ -19539,8 +19539,8 @@ static int tg__fwt_abs_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19645,15 +19645,15 @@ static int tg__fwt_exp(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ExpBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ExpBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ExpBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ExpBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("exp", tg_r, tg_t, tg_l))
@@ -19661,8 +19661,8 @@ static int tg__fwt_exp(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19730,15 +19730,15 @@ static int tg__fwt_exp_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ExpBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ExpBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ExpBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ExpBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("exp_", tg_r, tg_t, tg_l))
@@ -19746,8 +19746,8 @@ static int tg__fwt_exp_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19846,15 +19846,15 @@ static int tg__fwt_log(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LogBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("log", tg_r, tg_t, tg_l))
@@ -19862,8 +19862,8 @@ static int tg__fwt_log(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -19931,15 +19931,15 @@ static int tg__fwt_log_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LogBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("log_", tg_r, tg_t, tg_l))
@@ -19947,8 +19947,8 @@ static int tg__fwt_log_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20053,15 +20053,15 @@ static int tg__fwt_sqrt(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqrtBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SqrtBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SqrtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SqrtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("sqrt", tg_r, tg_t, tg_l))
@@ -20069,8 +20069,8 @@ static int tg__fwt_sqrt(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20138,15 +20138,15 @@ static int tg__fwt_sqrt_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqrtBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SqrtBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SqrtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SqrtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("sqrt_", tg_r, tg_t, tg_l))
@@ -20154,8 +20154,8 @@ static int tg__fwt_sqrt_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20254,15 +20254,15 @@ static int tg__fwt_rsqrt(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RsqrtBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_RsqrtBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, RsqrtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, RsqrtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("rsqrt", tg_r, tg_t, tg_l))
@@ -20270,8 +20270,8 @@ static int tg__fwt_rsqrt(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20339,15 +20339,15 @@ static int tg__fwt_rsqrt_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RsqrtBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_RsqrtBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, RsqrtBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, RsqrtBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("rsqrt_", tg_r, tg_t, tg_l))
@@ -20355,8 +20355,8 @@ static int tg__fwt_rsqrt_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20455,15 +20455,15 @@ static int tg__fwt_sin(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SinBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SinBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SinBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SinBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("sin", tg_r, tg_t, tg_l))
@@ -20471,8 +20471,8 @@ static int tg__fwt_sin(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20540,15 +20540,15 @@ static int tg__fwt_sin_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SinBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SinBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SinBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SinBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("sin_", tg_r, tg_t, tg_l))
@@ -20556,8 +20556,8 @@ static int tg__fwt_sin_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20662,15 +20662,15 @@ static int tg__fwt_cos(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CosBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CosBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CosBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CosBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("cos", tg_r, tg_t, tg_l))
@@ -20678,8 +20678,8 @@ static int tg__fwt_cos(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20747,15 +20747,15 @@ static int tg__fwt_cos_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CosBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CosBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CosBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CosBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("cos_", tg_r, tg_t, tg_l))
@@ -20763,8 +20763,8 @@ static int tg__fwt_cos_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20869,15 +20869,15 @@ static int tg__fwt_tanh(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TanhBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TanhBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TanhBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TanhBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("tanh", tg_r, tg_t, tg_l))
@@ -20885,8 +20885,8 @@ static int tg__fwt_tanh(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -20954,15 +20954,15 @@ static int tg__fwt_tanh_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TanhBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TanhBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TanhBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TanhBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("tanh_", tg_r, tg_t, tg_l))
@@ -20970,8 +20970,8 @@ static int tg__fwt_tanh_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21070,15 +21070,15 @@ static int tg__fwt_sigmoid(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SigmoidBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SigmoidBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SigmoidBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SigmoidBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("sigmoid", tg_r, tg_t, tg_l))
@@ -21086,8 +21086,8 @@ static int tg__fwt_sigmoid(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21155,15 +21155,15 @@ static int tg__fwt_sigmoid_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SigmoidBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SigmoidBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SigmoidBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SigmoidBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("sigmoid_", tg_r, tg_t, tg_l))
@@ -21171,8 +21171,8 @@ static int tg__fwt_sigmoid_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21271,15 +21271,15 @@ static int tg__fwt_relu(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReluBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ReluBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ReluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ReluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("relu", tg_r, tg_t, tg_l))
@@ -21287,8 +21287,8 @@ static int tg__fwt_relu(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21356,15 +21356,15 @@ static int tg__fwt_relu_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReluBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ReluBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ReluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ReluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("relu_", tg_r, tg_t, tg_l))
@@ -21372,8 +21372,8 @@ static int tg__fwt_relu_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21472,15 +21472,15 @@ static int tg__fwt_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype 
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SumBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SumBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SumBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SumBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("sum", tg_r, tg_t, tg_l))
@@ -21488,8 +21488,8 @@ static int tg__fwt_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21577,15 +21577,15 @@ static int tg__fwt_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MeanBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MeanBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MeanBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MeanBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("mean", tg_r, tg_t, tg_l))
@@ -21593,8 +21593,8 @@ static int tg__fwt_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21682,15 +21682,15 @@ static int tg__fwt_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ProdBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ProdBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ProdBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ProdBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("prod", tg_r, tg_t, tg_l))
@@ -21698,8 +21698,8 @@ static int tg__fwt_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21787,15 +21787,15 @@ static int tg__fwt_amax(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tenso
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AmaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AmaxBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AmaxBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AmaxBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("amax", tg_r, tg_t, tg_l))
@@ -21803,8 +21803,8 @@ static int tg__fwt_amax(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21893,15 +21893,15 @@ static int tg__fwt_amin(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tenso
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AminBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AminBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AminBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AminBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("amin", tg_r, tg_t, tg_l))
@@ -21909,8 +21909,8 @@ static int tg__fwt_amin(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -21999,17 +21999,17 @@ static int tg__fwt_max_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_values
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
-        if (tg_r.values && !n.result0)
+        tg__fw_MaxBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !tg_x.result0)
             goto fail;
-        if (tg_r.indices && !n.result1)
+        if (tg_r.indices && !tg_x.result1)
             goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaxBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("max", tg_r.values, tg_t, tg_l))
@@ -22017,9 +22017,9 @@ static int tg__fwt_max_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_values
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22107,17 +22107,17 @@ static int tg__fwt_min_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_values
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MinBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
-        if (tg_r.values && !n.result0)
+        tg__fw_MinBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !tg_x.result0)
             goto fail;
-        if (tg_r.indices && !n.result1)
+        if (tg_r.indices && !tg_x.result1)
             goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MinBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MinBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("min", tg_r.values, tg_t, tg_l))
@@ -22125,9 +22125,9 @@ static int tg__fwt_min_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_values
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22363,15 +22363,15 @@ static int tg__fwt_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, 
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_VarBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_VarBackward0 tg_x = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, VarBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, VarBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("var", tg_r, tg_t, tg_l))
@@ -22379,8 +22379,8 @@ static int tg__fwt_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22469,15 +22469,15 @@ static int tg__fwt_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, 
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_StdBackward0 n = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_StdBackward0 tg_x = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, StdBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, StdBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("std", tg_r, tg_t, tg_l))
@@ -22485,8 +22485,8 @@ static int tg__fwt_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22576,21 +22576,21 @@ static int tg__fwt_mm(tg_tensor *self, tg_tensor *mat2, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MmBackward0 n = { .self = self, .mat2 = mat2, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MmBackward0 tg_x = { .self = self, .mat2 = mat2, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MmBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MmBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(mat2, tg_l)) {
-                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                if (!tg_x.mat2_t && mat2 && !(tg_x.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MmBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MmBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("mm", tg_r, tg_t, tg_l))
@@ -22598,9 +22598,9 @@ static int tg__fwt_mm(tg_tensor *self, tg_tensor *mat2, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mat2_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mat2_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22687,21 +22687,21 @@ static int tg__fwt_bmm(tg_tensor *self, tg_tensor *mat2, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_BmmBackward0 n = { .self = self, .mat2 = mat2, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_BmmBackward0 tg_x = { .self = self, .mat2 = mat2, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BmmBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BmmBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(mat2, tg_l)) {
-                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                if (!tg_x.mat2_t && mat2 && !(tg_x.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BmmBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BmmBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("bmm", tg_r, tg_t, tg_l))
@@ -22709,9 +22709,9 @@ static int tg__fwt_bmm(tg_tensor *self, tg_tensor *mat2, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mat2_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mat2_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22798,27 +22798,27 @@ static int tg__fwt_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, doub
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddmmBackward0 n = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AddmmBackward0 tg_x = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(mat1, tg_l)) {
-                if (!n.mat1_t && mat1 && !(n.mat1_t = tg__fw_tangent_or_zeros(mat1, tg_l)))
+                if (!tg_x.mat1_t && mat1 && !(tg_x.mat1_t = tg__fw_tangent_or_zeros(mat1, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(mat2, tg_l)) {
-                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                if (!tg_x.mat2_t && mat2 && !(tg_x.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("addmm", tg_r, tg_t, tg_l))
@@ -22826,10 +22826,10 @@ static int tg__fwt_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, doub
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mat1_t);
-        tg_release(n.mat2_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mat1_t);
+        tg_release(tg_x.mat2_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -22902,27 +22902,27 @@ static int tg__fwt_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, dou
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AddmmBackward0 n = { .self = tg_self0, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AddmmBackward0 tg_x = { .self = tg_self0, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(mat1, tg_l)) {
-                if (!n.mat1_t && mat1 && !(n.mat1_t = tg__fw_tangent_or_zeros(mat1, tg_l)))
+                if (!tg_x.mat1_t && mat1 && !(tg_x.mat1_t = tg__fw_tangent_or_zeros(mat1, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(mat2, tg_l)) {
-                if (!n.mat2_t && mat2 && !(n.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
+                if (!tg_x.mat2_t && mat2 && !(tg_x.mat2_t = tg__fw_tangent_or_zeros(mat2, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AddmmBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("addmm_", tg_r, tg_t, tg_l))
@@ -22930,10 +22930,10 @@ static int tg__fwt_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, dou
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mat1_t);
-        tg_release(n.mat2_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mat1_t);
+        tg_release(tg_x.mat2_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23100,15 +23100,15 @@ static int tg__fwt_view(tg_tensor *self, tg_int_list size, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ViewBackward0 n = { .self = self, .size = size, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ViewBackward0 tg_x = { .self = self, .size = size, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ViewBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ViewBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("view", tg_r, tg_t, tg_l))
@@ -23116,8 +23116,8 @@ static int tg__fwt_view(tg_tensor *self, tg_int_list size, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23185,15 +23185,15 @@ static int tg__fwt_transpose(tg_tensor *self, int64_t dim0, int64_t dim1, tg_ten
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TransposeBackward0 n = { .self = self, .dim0 = dim0, .dim1 = dim1, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TransposeBackward0 tg_x = { .self = self, .dim0 = dim0, .dim1 = dim1, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TransposeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TransposeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("transpose", tg_r, tg_t, tg_l))
@@ -23201,8 +23201,8 @@ static int tg__fwt_transpose(tg_tensor *self, int64_t dim0, int64_t dim1, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23271,15 +23271,15 @@ static int tg__fwt_permute(tg_tensor *self, tg_int_list dims, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_PermuteBackward0 n = { .self = self, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_PermuteBackward0 tg_x = { .self = self, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, PermuteBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, PermuteBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("permute", tg_r, tg_t, tg_l))
@@ -23287,8 +23287,8 @@ static int tg__fwt_permute(tg_tensor *self, tg_int_list dims, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23357,15 +23357,15 @@ static int tg__fwt_squeeze(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqueezeBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SqueezeBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SqueezeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SqueezeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("squeeze", tg_r, tg_t, tg_l))
@@ -23373,8 +23373,8 @@ static int tg__fwt_squeeze(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23442,15 +23442,15 @@ static int tg__fwt_squeeze_dim(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SqueezeBackward1 n = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SqueezeBackward1 tg_x = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SqueezeBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SqueezeBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("squeeze", tg_r, tg_t, tg_l))
@@ -23458,8 +23458,8 @@ static int tg__fwt_squeeze_dim(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23527,15 +23527,15 @@ static int tg__fwt_unsqueeze(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UnsqueezeBackward0 n = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_UnsqueezeBackward0 tg_x = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, UnsqueezeBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, UnsqueezeBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("unsqueeze", tg_r, tg_t, tg_l))
@@ -23543,8 +23543,8 @@ static int tg__fwt_unsqueeze(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23612,15 +23612,15 @@ static int tg__fwt_expand(tg_tensor *self, tg_int_list size, bool implicit, tg_t
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ExpandBackward0 n = { .self = self, .size = size, .implicit = implicit, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ExpandBackward0 tg_x = { .self = self, .size = size, .implicit = implicit, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ExpandBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ExpandBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("expand", tg_r, tg_t, tg_l))
@@ -23628,8 +23628,8 @@ static int tg__fwt_expand(tg_tensor *self, tg_int_list size, bool implicit, tg_t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23697,15 +23697,15 @@ static int tg__fwt_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SliceBackward0 n = { .self = self, .dim = dim, .start = start, .end = end, .step = step, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SliceBackward0 tg_x = { .self = self, .dim = dim, .start = start, .end = end, .step = step, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SliceBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SliceBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("slice", tg_r, tg_t, tg_l))
@@ -23713,8 +23713,8 @@ static int tg__fwt_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23786,15 +23786,15 @@ static int tg__fwt_select(tg_tensor *self, int64_t dim, int64_t index, tg_tensor
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SelectBackward0 tg_x = { .self = self, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SelectBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SelectBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("select", tg_r, tg_t, tg_l))
@@ -23802,8 +23802,8 @@ static int tg__fwt_select(tg_tensor *self, int64_t dim, int64_t index, tg_tensor
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23873,15 +23873,15 @@ static int tg__fwt_clone(tg_tensor *self, tg_memory_format memory_format, tg_ten
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CloneBackward0 n = { .self = self, .memory_format = memory_format, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CloneBackward0 tg_x = { .self = self, .memory_format = memory_format, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CloneBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CloneBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("clone", tg_r, tg_t, tg_l))
@@ -23889,8 +23889,8 @@ static int tg__fwt_clone(tg_tensor *self, tg_memory_format memory_format, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -23956,15 +23956,15 @@ static int tg__fwt_cat(tg_tensor_list tensors, int64_t dim, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tensors.data, (int)tensors.len, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CatBackward0 n = { .tensors = tensors, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CatBackward0 tg_x = { .tensors = tensors, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has_list(tensors.data, (int)tensors.len, tg_l)) {
-                if (!n.tensors_t.data && !(n.tensors_t = tg__fw_tangents_or_zeros(tensors, tg_l)).data)
+                if (!tg_x.tensors_t.data && !(tg_x.tensors_t = tg__fw_tangents_or_zeros(tensors, tg_l)).data)
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CatBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CatBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("cat", tg_r, tg_t, tg_l))
@@ -23972,8 +23972,8 @@ static int tg__fwt_cat(tg_tensor_list tensors, int64_t dim, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_tensor_list_release(n.tensors_t);
-        tg_release(n.result);
+        tg_tensor_list_release(tg_x.tensors_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24075,16 +24075,16 @@ static int tg__fwt_split(tg_tensor *self, int64_t split_size, int64_t dim, tg_te
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SplitBackward0 n = { .self = self, .split_size = split_size, .dim = dim, .result = tg_r };
+        tg__fw_SplitBackward0 tg_x = { .self = self, .split_size = split_size, .dim = dim, .result = tg_r };
         if (tg__fw_has(self, tg_l)) {
-            if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+            if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                 goto fail;
-            if (tg__fw_set_list("split", tg_r, SplitBackward0_jvp0_0(&n), tg_l))
+            if (tg__fw_set_list("split", tg_r, SplitBackward0_jvp0_0(&tg_x), tg_l))
                 goto fail;
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
+        tg_release(tg_x.self_t);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24153,16 +24153,16 @@ static int tg__fwt_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, in
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SplitWithSizesBackward0 n = { .self = self, .split_sizes = split_sizes, .dim = dim, .result = tg_r };
+        tg__fw_SplitWithSizesBackward0 tg_x = { .self = self, .split_sizes = split_sizes, .dim = dim, .result = tg_r };
         if (tg__fw_has(self, tg_l)) {
-            if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+            if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                 goto fail;
-            if (tg__fw_set_list("split_with_sizes", tg_r, SplitWithSizesBackward0_jvp0_0(&n), tg_l))
+            if (tg__fw_set_list("split_with_sizes", tg_r, SplitWithSizesBackward0_jvp0_0(&tg_x), tg_l))
                 goto fail;
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
+        tg_release(tg_x.self_t);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24231,16 +24231,16 @@ static int tg__fwt_unbind(tg_tensor *self, int64_t dim, tg_tensor_list tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UnbindBackward0 n = { .self = self, .dim = dim, .result = tg_r };
+        tg__fw_UnbindBackward0 tg_x = { .self = self, .dim = dim, .result = tg_r };
         if (tg__fw_has(self, tg_l)) {
-            if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+            if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                 goto fail;
-            if (tg__fw_set_list("unbind", tg_r, UnbindBackward0_jvp0_0(&n), tg_l))
+            if (tg__fw_set_list("unbind", tg_r, UnbindBackward0_jvp0_0(&tg_x), tg_l))
                 goto fail;
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
+        tg_release(tg_x.self_t);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24309,15 +24309,15 @@ static int tg__fwt__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, t
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ToCopyBackward0 n = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ToCopyBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ToCopyBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ToCopyBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_to_copy", tg_r, tg_t, tg_l))
@@ -24325,8 +24325,8 @@ static int tg__fwt__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24396,17 +24396,17 @@ static int tg__fwt_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking, tg_
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CopyBackward0 n = { .self = tg_self0, .src = src, .non_blocking = non_blocking, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CopyBackward0 tg_x = { .self = tg_self0, .src = src, .non_blocking = non_blocking, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(src, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CopyBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CopyBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("copy_", tg_r, tg_t, tg_l))
@@ -24414,9 +24414,9 @@ static int tg__fwt_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking, tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24498,15 +24498,15 @@ static int tg__fwt__softmax(tg_tensor *self, int64_t dim, bool half_to_float, tg
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SoftmaxBackward0 tg_x = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_softmax", tg_r, tg_t, tg_l))
@@ -24514,8 +24514,8 @@ static int tg__fwt__softmax(tg_tensor *self, int64_t dim, bool half_to_float, tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24602,21 +24602,21 @@ static int tg__fwt__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSoftmaxBackward0 n = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LogSoftmaxBackward0 tg_x = { .self = self, .dim = dim, .half_to_float = half_to_float, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackward0_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackward0_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_log_softmax", tg_r, tg_t, tg_l))
@@ -24624,8 +24624,8 @@ static int tg__fwt__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24712,15 +24712,15 @@ static int tg__fwt_slice_backward(tg_tensor *grad_output, tg_int_list input_size
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SliceBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SliceBackwardBackward0 tg_x = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SliceBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SliceBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("slice_backward", tg_r, tg_t, tg_l))
@@ -24728,8 +24728,8 @@ static int tg__fwt_slice_backward(tg_tensor *grad_output, tg_int_list input_size
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24800,15 +24800,15 @@ static int tg__fwt_select_backward(tg_tensor *grad_output, tg_int_list input_siz
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SelectBackwardBackward0 n = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SelectBackwardBackward0 tg_x = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SelectBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SelectBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("select_backward", tg_r, tg_t, tg_l))
@@ -24816,8 +24816,8 @@ static int tg__fwt_select_backward(tg_tensor *grad_output, tg_int_list input_siz
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24886,15 +24886,15 @@ static int tg__fwt_threshold_backward(tg_tensor *grad_output, tg_tensor *self, d
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ThresholdBackwardBackward0 n = { .grad_output = grad_output, .self = self, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ThresholdBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ThresholdBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("threshold_backward", tg_r, tg_t, tg_l))
@@ -24902,9 +24902,9 @@ static int tg__fwt_threshold_backward(tg_tensor *grad_output, tg_tensor *self, d
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -24974,27 +24974,27 @@ static int tg__fwt__softmax_backward_data(tg_tensor *grad_output, tg_tensor *out
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SoftmaxBackwardDataBackward0 tg_x = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_0(&n), false)))
-                    goto fail;
-            }
-            if (tg__fw_has(output, tg_l)) {
-                if (!n.output_t && output && !(n.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
-                    goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(output, tg_l)) {
-                if (!n.output_t && output && !(n.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
+                if (!tg_x.output_t && output && !(tg_x.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_2(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_1(&tg_x), false)))
+                    goto fail;
+            }
+            if (tg__fw_has(output, tg_l)) {
+                if (!tg_x.output_t && output && !(tg_x.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
+                    goto fail;
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftmaxBackwardDataBackward0_jvp0_2(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_softmax_backward_data", tg_r, tg_t, tg_l))
@@ -25002,9 +25002,9 @@ static int tg__fwt__softmax_backward_data(tg_tensor *grad_output, tg_tensor *out
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.output_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.output_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25076,21 +25076,21 @@ static int tg__fwt__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSoftmaxBackwardDataBackward0 n = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LogSoftmaxBackwardDataBackward0 tg_x = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackwardDataBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackwardDataBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(output, tg_l)) {
-                if (!n.output_t && output && !(n.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
+                if (!tg_x.output_t && output && !(tg_x.output_t = tg__fw_tangent_or_zeros(output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackwardDataBackward0_jvp0_1(&n), true)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSoftmaxBackwardDataBackward0_jvp0_1(&tg_x), true)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_log_softmax_backward_data", tg_r, tg_t, tg_l))
@@ -25098,9 +25098,9 @@ static int tg__fwt__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.output_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.output_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25171,27 +25171,27 @@ static int tg__fwt_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, 
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LinearBackward0 n = { .input = input, .weight = weight, .bias = bias, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LinearBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(bias, tg_l)) {
-                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                if (!tg_x.bias_t && bias && !(tg_x.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LinearBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("linear", tg_r, tg_t, tg_l))
@@ -25199,10 +25199,10 @@ static int tg__fwt_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.bias_t);
-        tg_release(n.result);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.bias_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25273,17 +25273,17 @@ static int tg__fwt_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tenso
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NllLossForwardBackward0 n = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.total_weight, tg_l) };
-        if (tg_r.output && !n.result0)
+        tg__fw_NllLossForwardBackward0 tg_x = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.total_weight, tg_l) };
+        if (tg_r.output && !tg_x.result0)
             goto fail;
-        if (tg_r.total_weight && !n.result1)
+        if (tg_r.total_weight && !tg_x.result1)
             goto fail;
         if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NllLossForwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NllLossForwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("nll_loss_forward", tg_r.output, tg_t, tg_l))
@@ -25291,11 +25291,11 @@ static int tg__fwt_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.target_t);
-        tg_release(n.weight_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.target_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25370,15 +25370,15 @@ static int tg__fwt_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
         if (!(tg__fw_any_level(tg_in, 5, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NllLossBackwardBackward0 n = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_NllLossBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NllLossBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NllLossBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("nll_loss_backward", tg_r, tg_t, tg_l))
@@ -25386,12 +25386,12 @@ static int tg__fwt_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.target_t);
-        tg_release(n.weight_t);
-        tg_release(n.total_weight_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.target_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.total_weight_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25465,17 +25465,17 @@ static int tg__fwt_native_dropout(tg_tensor *input, double p, tg_opt_bool train,
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeDropoutBackward0 n = { .input = input, .p = p, .train = train, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_NativeDropoutBackward0 tg_x = { .input = input, .p = p, .train = train, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeDropoutBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeDropoutBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_dropout", tg_r.r0, tg_t, tg_l))
@@ -25483,9 +25483,9 @@ static int tg__fwt_native_dropout(tg_tensor *input, double p, tg_opt_bool train,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.input_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25554,27 +25554,27 @@ static int tg__fwt_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *b
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ConvolutionBackward0 n = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ConvolutionBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(bias, tg_l)) {
-                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                if (!tg_x.bias_t && bias && !(tg_x.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("convolution", tg_r, tg_t, tg_l))
@@ -25582,10 +25582,10 @@ static int tg__fwt_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *b
         }
         tg_rc = 0;
     fail:
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.bias_t);
-        tg_release(n.result);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.bias_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25665,25 +25665,25 @@ static int tg__fwt_convolution_backward(tg_tensor *grad_output, tg_tensor *input
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ConvolutionBackwardBackward0 n = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_ConvolutionBackwardBackward0 tg_x = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
-        if (tg_r.r2 && !n.result2)
+        if (tg_r.r2 && !tg_x.result2)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("convolution_backward", tg_r.r0, tg_t, tg_l))
@@ -25692,15 +25692,15 @@ static int tg__fwt_convolution_backward(tg_tensor *grad_output, tg_tensor *input
         if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp1_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp1_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp1_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp1_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("convolution_backward", tg_r.r1, tg_t, tg_l))
@@ -25709,9 +25709,9 @@ static int tg__fwt_convolution_backward(tg_tensor *grad_output, tg_tensor *input
         if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp2_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConvolutionBackwardBackward0_jvp2_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("convolution_backward", tg_r.r2, tg_t, tg_l))
@@ -25719,12 +25719,12 @@ static int tg__fwt_convolution_backward(tg_tensor *grad_output, tg_tensor *input
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
-        tg_release(n.result2);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
+        tg_release(tg_x.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25807,17 +25807,17 @@ static int tg__fwt_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_s
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxPool2dWithIndicesBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_MaxPool2dWithIndicesBackward0 tg_x = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaxPool2dWithIndicesBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxPool2dWithIndicesBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("max_pool2d_with_indices", tg_r.r0, tg_t, tg_l))
@@ -25825,9 +25825,9 @@ static int tg__fwt_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_s
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25902,15 +25902,15 @@ static int tg__fwt_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_t
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxPool2dWithIndicesBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaxPool2dWithIndicesBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaxPool2dWithIndicesBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxPool2dWithIndicesBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("max_pool2d_with_indices_backward", tg_r, tg_t, tg_l))
@@ -25918,10 +25918,10 @@ static int tg__fwt_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.indices_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.indices_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -25991,15 +25991,15 @@ static int tg__fwt_max_pool_double_backward(tg_tensor *self, tg_tensor *indices,
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaxPoolDoubleBackwardBackward0 n = { .self = self, .indices = indices, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaxPoolDoubleBackwardBackward0 tg_x = { .self = self, .indices = indices, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaxPoolDoubleBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaxPoolDoubleBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("max_pool_double_backward", tg_r, tg_t, tg_l))
@@ -26007,9 +26007,9 @@ static int tg__fwt_max_pool_double_backward(tg_tensor *self, tg_tensor *indices,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.indices_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.indices_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26078,15 +26078,15 @@ static int tg__fwt_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_l
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AvgPool2dBackward0 n = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AvgPool2dBackward0 tg_x = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AvgPool2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AvgPool2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("avg_pool2d", tg_r, tg_t, tg_l))
@@ -26094,8 +26094,8 @@ static int tg__fwt_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_l
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26170,15 +26170,15 @@ static int tg__fwt_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AvgPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AvgPool2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AvgPool2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("avg_pool2d_backward", tg_r, tg_t, tg_l))
@@ -26186,9 +26186,9 @@ static int tg__fwt_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26264,15 +26264,15 @@ static int tg__fwt__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveAvgPool2dBackward0 n = { .self = self, .output_size = output_size, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AdaptiveAvgPool2dBackward0 tg_x = { .self = self, .output_size = output_size, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveAvgPool2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveAvgPool2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_adaptive_avg_pool2d", tg_r, tg_t, tg_l))
@@ -26280,8 +26280,8 @@ static int tg__fwt__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26349,15 +26349,15 @@ static int tg__fwt__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tens
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveAvgPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AdaptiveAvgPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveAvgPool2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveAvgPool2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_adaptive_avg_pool2d_backward", tg_r, tg_t, tg_l))
@@ -26365,9 +26365,9 @@ static int tg__fwt__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tens
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26437,17 +26437,17 @@ static int tg__fwt_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size,
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveMaxPool2dBackward0 n = { .self = self, .output_size = output_size, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_AdaptiveMaxPool2dBackward0 tg_x = { .self = self, .output_size = output_size, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveMaxPool2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveMaxPool2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("adaptive_max_pool2d", tg_r.r0, tg_t, tg_l))
@@ -26455,9 +26455,9 @@ static int tg__fwt_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26526,15 +26526,15 @@ static int tg__fwt_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tenso
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_AdaptiveMaxPool2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_AdaptiveMaxPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveMaxPool2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, AdaptiveMaxPool2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("adaptive_max_pool2d_backward", tg_r, tg_t, tg_l))
@@ -26542,10 +26542,10 @@ static int tg__fwt_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.indices_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.indices_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26615,15 +26615,15 @@ static int tg__fwt_constant_pad_nd(tg_tensor *self, tg_int_list pad, double valu
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ConstantPadNdBackward0 n = { .self = self, .pad = pad, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ConstantPadNdBackward0 tg_x = { .self = self, .pad = pad, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ConstantPadNdBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ConstantPadNdBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("constant_pad_nd", tg_r, tg_t, tg_l))
@@ -26631,8 +26631,8 @@ static int tg__fwt_constant_pad_nd(tg_tensor *self, tg_int_list pad, double valu
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26701,15 +26701,15 @@ static int tg__fwt_reflection_pad2d(tg_tensor *self, tg_int_list padding, tg_ten
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReflectionPad2dBackward0 n = { .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ReflectionPad2dBackward0 tg_x = { .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ReflectionPad2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ReflectionPad2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("reflection_pad2d", tg_r, tg_t, tg_l))
@@ -26717,8 +26717,8 @@ static int tg__fwt_reflection_pad2d(tg_tensor *self, tg_int_list padding, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26788,15 +26788,15 @@ static int tg__fwt_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReflectionPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ReflectionPad2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ReflectionPad2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ReflectionPad2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("reflection_pad2d_backward", tg_r, tg_t, tg_l))
@@ -26804,9 +26804,9 @@ static int tg__fwt_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26877,15 +26877,15 @@ static int tg__fwt_replication_pad2d(tg_tensor *self, tg_int_list padding, tg_te
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReplicationPad2dBackward0 n = { .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ReplicationPad2dBackward0 tg_x = { .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ReplicationPad2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ReplicationPad2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("replication_pad2d", tg_r, tg_t, tg_l))
@@ -26893,8 +26893,8 @@ static int tg__fwt_replication_pad2d(tg_tensor *self, tg_int_list padding, tg_te
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -26964,15 +26964,15 @@ static int tg__fwt_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ReplicationPad2dBackwardBackward0 n = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ReplicationPad2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .padding = padding, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ReplicationPad2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ReplicationPad2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("replication_pad2d_backward", tg_r, tg_t, tg_l))
@@ -26980,9 +26980,9 @@ static int tg__fwt_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27053,31 +27053,31 @@ static int tg__fwt_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_ten
         if (!(tg__fw_any_level(tg_in, 5, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeBatchNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_NativeBatchNormBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
-        if (tg_r.r2 && !n.result2)
+        if (tg_r.r2 && !tg_x.result2)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(bias, tg_l)) {
-                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                if (!tg_x.bias_t && bias && !(tg_x.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_batch_norm", tg_r.r0, tg_t, tg_l))
@@ -27085,14 +27085,14 @@ static int tg__fwt_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.bias_t);
-        tg_release(n.running_mean_t);
-        tg_release(n.running_var_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
-        tg_release(n.result2);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.bias_t);
+        tg_release(tg_x.running_mean_t);
+        tg_release(tg_x.running_var_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
+        tg_release(tg_x.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27172,31 +27172,31 @@ static int tg__fwt_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *in
         if (!(tg__fw_any_level(tg_in, 7, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeBatchNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_NativeBatchNormBackwardBackward0 tg_x = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
-        if (tg_r.r2 && !n.result2)
+        if (tg_r.r2 && !tg_x.result2)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
-                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                if (!tg_x.grad_out_t && grad_out && !(tg_x.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_batch_norm_backward", tg_r.r0, tg_t, tg_l))
@@ -27205,21 +27205,21 @@ static int tg__fwt_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *in
         if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
-                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                if (!tg_x.grad_out_t && grad_out && !(tg_x.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp1_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_batch_norm_backward", tg_r.r1, tg_t, tg_l))
@@ -27228,9 +27228,9 @@ static int tg__fwt_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *in
         if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
-                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                if (!tg_x.grad_out_t && grad_out && !(tg_x.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp2_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeBatchNormBackwardBackward0_jvp2_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_batch_norm_backward", tg_r.r2, tg_t, tg_l))
@@ -27238,16 +27238,16 @@ static int tg__fwt_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *in
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_out_t);
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.running_mean_t);
-        tg_release(n.running_var_t);
-        tg_release(n.save_mean_t);
-        tg_release(n.save_invstd_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
-        tg_release(n.result2);
+        tg_release(tg_x.grad_out_t);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.running_mean_t);
+        tg_release(tg_x.running_var_t);
+        tg_release(tg_x.save_mean_t);
+        tg_release(tg_x.save_invstd_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
+        tg_release(tg_x.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27336,31 +27336,31 @@ static int tg__fwt_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_ten
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeGroupNormBackward0 n = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_NativeGroupNormBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
-        if (tg_r.r2 && !n.result2)
+        if (tg_r.r2 && !tg_x.result2)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(bias, tg_l)) {
-                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                if (!tg_x.bias_t && bias && !(tg_x.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_group_norm", tg_r.r0, tg_t, tg_l))
@@ -27369,9 +27369,9 @@ static int tg__fwt_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_ten
         if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp1_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp1_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_group_norm", tg_r.r1, tg_t, tg_l))
@@ -27380,9 +27380,9 @@ static int tg__fwt_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_ten
         if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp2_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeGroupNormBackward0_jvp2_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_group_norm", tg_r.r2, tg_t, tg_l))
@@ -27390,12 +27390,12 @@ static int tg__fwt_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.bias_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
-        tg_release(n.result2);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.bias_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
+        tg_release(tg_x.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27538,15 +27538,15 @@ static int tg__fwt_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, 
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleNearest2dBackward0 n = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_UpsampleNearest2dBackward0 tg_x = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleNearest2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleNearest2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("upsample_nearest2d", tg_r, tg_t, tg_l))
@@ -27554,8 +27554,8 @@ static int tg__fwt_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27627,15 +27627,15 @@ static int tg__fwt_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_li
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleNearest2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_UpsampleNearest2dBackwardBackward0 tg_x = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleNearest2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleNearest2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("upsample_nearest2d_backward", tg_r, tg_t, tg_l))
@@ -27643,8 +27643,8 @@ static int tg__fwt_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_li
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27715,15 +27715,15 @@ static int tg__fwt_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size,
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleBilinear2dBackward0 n = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_UpsampleBilinear2dBackward0 tg_x = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleBilinear2dBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleBilinear2dBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("upsample_bilinear2d", tg_r, tg_t, tg_l))
@@ -27731,8 +27731,8 @@ static int tg__fwt_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27805,15 +27805,15 @@ static int tg__fwt_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_l
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_UpsampleBilinear2dBackwardBackward0 n = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_UpsampleBilinear2dBackwardBackward0 tg_x = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleBilinear2dBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, UpsampleBilinear2dBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("upsample_bilinear2d_backward", tg_r, tg_t, tg_l))
@@ -27821,8 +27821,8 @@ static int tg__fwt_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_l
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27911,15 +27911,15 @@ static int tg__fwt_leaky_relu(tg_tensor *self, double negative_slope, tg_tensor 
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeakyReluBackward0 n = { .self = self, .negative_slope = negative_slope, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LeakyReluBackward0 tg_x = { .self = self, .negative_slope = negative_slope, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("leaky_relu", tg_r, tg_t, tg_l))
@@ -27927,8 +27927,8 @@ static int tg__fwt_leaky_relu(tg_tensor *self, double negative_slope, tg_tensor 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -27997,15 +27997,15 @@ static int tg__fwt_leaky_relu_(tg_tensor *self, double negative_slope, tg_tensor
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeakyReluBackward1 n = { .self = tg_self0, .negative_slope = negative_slope, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LeakyReluBackward1 tg_x = { .self = tg_self0, .negative_slope = negative_slope, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("leaky_relu_", tg_r, tg_t, tg_l))
@@ -28013,8 +28013,8 @@ static int tg__fwt_leaky_relu_(tg_tensor *self, double negative_slope, tg_tensor
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28097,15 +28097,15 @@ static int tg__fwt_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LeakyReluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LeakyReluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LeakyReluBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("leaky_relu_backward", tg_r, tg_t, tg_l))
@@ -28113,9 +28113,9 @@ static int tg__fwt_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28202,15 +28202,15 @@ static int tg__fwt_hardtanh(tg_tensor *self, double min_val, double max_val, tg_
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardtanhBackward0 n = { .self = self, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardtanhBackward0 tg_x = { .self = self, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("hardtanh", tg_r, tg_t, tg_l))
@@ -28218,8 +28218,8 @@ static int tg__fwt_hardtanh(tg_tensor *self, double min_val, double max_val, tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28289,15 +28289,15 @@ static int tg__fwt_hardtanh_(tg_tensor *self, double min_val, double max_val, tg
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardtanhBackward0 n = { .self = tg_self0, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardtanhBackward0 tg_x = { .self = tg_self0, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("hardtanh_", tg_r, tg_t, tg_l))
@@ -28305,8 +28305,8 @@ static int tg__fwt_hardtanh_(tg_tensor *self, double min_val, double max_val, tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28396,15 +28396,15 @@ static int tg__fwt_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, do
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardtanhBackwardBackward0 n = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardtanhBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardtanhBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("hardtanh_backward", tg_r, tg_t, tg_l))
@@ -28412,9 +28412,9 @@ static int tg__fwt_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, do
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28502,15 +28502,15 @@ static int tg__fwt_hardswish(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardswishBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardswishBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("hardswish", tg_r, tg_t, tg_l))
@@ -28518,8 +28518,8 @@ static int tg__fwt_hardswish(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28587,15 +28587,15 @@ static int tg__fwt_hardswish_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *t
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardswishBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardswishBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("hardswish_", tg_r, tg_t, tg_l))
@@ -28603,8 +28603,8 @@ static int tg__fwt_hardswish_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28692,21 +28692,21 @@ static int tg__fwt_hardswish_backward(tg_tensor *grad_output, tg_tensor *self, t
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardswishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardswishBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardswishBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("hardswish_backward", tg_r, tg_t, tg_l))
@@ -28714,9 +28714,9 @@ static int tg__fwt_hardswish_backward(tg_tensor *grad_output, tg_tensor *self, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28803,15 +28803,15 @@ static int tg__fwt_hardsigmoid(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardsigmoidBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardsigmoidBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardsigmoidBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardsigmoidBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("hardsigmoid", tg_r, tg_t, tg_l))
@@ -28819,8 +28819,8 @@ static int tg__fwt_hardsigmoid(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -28888,15 +28888,15 @@ static int tg__fwt_hardsigmoid_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor 
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_HardsigmoidBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_HardsigmoidBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, HardsigmoidBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, HardsigmoidBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("hardsigmoid_", tg_r, tg_t, tg_l))
@@ -28904,8 +28904,8 @@ static int tg__fwt_hardsigmoid_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29068,15 +29068,15 @@ static int tg__fwt_elu(tg_tensor *self, double alpha, double scale, double input
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EluBackward0 n = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EluBackward0 tg_x = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("elu", tg_r, tg_t, tg_l))
@@ -29084,8 +29084,8 @@ static int tg__fwt_elu(tg_tensor *self, double alpha, double scale, double input
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29156,15 +29156,15 @@ static int tg__fwt_elu_(tg_tensor *self, double alpha, double scale, double inpu
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EluBackward1 n = { .self = tg_self0, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EluBackward1 tg_x = { .self = tg_self0, .alpha = alpha, .scale = scale, .input_scale = input_scale, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EluBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("elu_", tg_r, tg_t, tg_l))
@@ -29172,8 +29172,8 @@ static int tg__fwt_elu_(tg_tensor *self, double alpha, double scale, double inpu
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29258,21 +29258,21 @@ static int tg__fwt_elu_backward(tg_tensor *grad_output, double alpha, double sca
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EluBackwardBackward0 n = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EluBackwardBackward0 tg_x = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EluBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self_or_result, tg_l)) {
-                if (!n.self_or_result_t && self_or_result && !(n.self_or_result_t = tg__fw_tangent_or_zeros(self_or_result, tg_l)))
+                if (!tg_x.self_or_result_t && self_or_result && !(tg_x.self_or_result_t = tg__fw_tangent_or_zeros(self_or_result, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EluBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EluBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("elu_backward", tg_r, tg_t, tg_l))
@@ -29280,9 +29280,9 @@ static int tg__fwt_elu_backward(tg_tensor *grad_output, double alpha, double sca
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_or_result_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_or_result_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29356,31 +29356,31 @@ static int tg__fwt_native_layer_norm(tg_tensor *input, tg_int_list normalized_sh
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeLayerNormBackward0 n = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_NativeLayerNormBackward0 tg_x = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
-        if (tg_r.r2 && !n.result2)
+        if (tg_r.r2 && !tg_x.result2)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(bias, tg_l)) {
-                if (!n.bias_t && bias && !(n.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
+                if (!tg_x.bias_t && bias && !(tg_x.bias_t = tg__fw_tangent_or_zeros(bias, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_layer_norm", tg_r.r0, tg_t, tg_l))
@@ -29388,12 +29388,12 @@ static int tg__fwt_native_layer_norm(tg_tensor *input, tg_int_list normalized_sh
         }
         tg_rc = 0;
     fail:
-        tg_release(n.input_t);
-        tg_release(n.weight_t);
-        tg_release(n.bias_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
-        tg_release(n.result2);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.bias_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
+        tg_release(tg_x.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29471,31 +29471,31 @@ static int tg__fwt_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *in
         if (!(tg__fw_any_level(tg_in, 6, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_NativeLayerNormBackwardBackward0 n = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
-        if (tg_r.r0 && !n.result0)
+        tg__fw_NativeLayerNormBackwardBackward0 tg_x = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask, .result0 = tg__fw_output_alias(tg_r.r0, tg_l), .result1 = tg__fw_output_alias(tg_r.r1, tg_l), .result2 = tg__fw_output_alias(tg_r.r2, tg_l) };
+        if (tg_r.r0 && !tg_x.result0)
             goto fail;
-        if (tg_r.r1 && !n.result1)
+        if (tg_r.r1 && !tg_x.result1)
             goto fail;
-        if (tg_r.r2 && !n.result2)
+        if (tg_r.r2 && !tg_x.result2)
             goto fail;
         if (tg_r.r0 && tg__gen_differentiable(tg_r.r0)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
-                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                if (!tg_x.grad_out_t && grad_out && !(tg_x.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_layer_norm_backward", tg_r.r0, tg_t, tg_l))
@@ -29504,21 +29504,21 @@ static int tg__fwt_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *in
         if (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
-                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                if (!tg_x.grad_out_t && grad_out && !(tg_x.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(input, tg_l)) {
-                if (!n.input_t && input && !(n.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
+                if (!tg_x.input_t && input && !(tg_x.input_t = tg__fw_tangent_or_zeros(input, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp1_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_layer_norm_backward", tg_r.r1, tg_t, tg_l))
@@ -29527,9 +29527,9 @@ static int tg__fwt_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *in
         if (tg_r.r2 && tg__gen_differentiable(tg_r.r2)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_out, tg_l)) {
-                if (!n.grad_out_t && grad_out && !(n.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
+                if (!tg_x.grad_out_t && grad_out && !(tg_x.grad_out_t = tg__fw_tangent_or_zeros(grad_out, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp2_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, NativeLayerNormBackwardBackward0_jvp2_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("native_layer_norm_backward", tg_r.r2, tg_t, tg_l))
@@ -29537,15 +29537,15 @@ static int tg__fwt_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *in
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_out_t);
-        tg_release(n.input_t);
-        tg_release(n.mean_t);
-        tg_release(n.rstd_t);
-        tg_release(n.weight_t);
-        tg_release(n.bias_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
-        tg_release(n.result2);
+        tg_release(tg_x.grad_out_t);
+        tg_release(tg_x.input_t);
+        tg_release(tg_x.mean_t);
+        tg_release(tg_x.rstd_t);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.bias_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
+        tg_release(tg_x.result2);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29628,15 +29628,15 @@ static int tg__fwt_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padd
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EmbeddingBackward0 n = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EmbeddingBackward0 tg_x = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(weight, tg_l)) {
-                if (!n.weight_t && weight && !(n.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
+                if (!tg_x.weight_t && weight && !(tg_x.weight_t = tg__fw_tangent_or_zeros(weight, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("embedding", tg_r, tg_t, tg_l))
@@ -29644,9 +29644,9 @@ static int tg__fwt_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padd
         }
         tg_rc = 0;
     fail:
-        tg_release(n.weight_t);
-        tg_release(n.indices_t);
-        tg_release(n.result);
+        tg_release(tg_x.weight_t);
+        tg_release(tg_x.indices_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29718,15 +29718,15 @@ static int tg__fwt_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *i
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_EmbeddingDenseBackwardBackward0 n = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_EmbeddingDenseBackwardBackward0 tg_x = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingDenseBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, EmbeddingDenseBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("embedding_dense_backward", tg_r, tg_t, tg_l))
@@ -29734,9 +29734,9 @@ static int tg__fwt_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *i
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.indices_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.indices_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29822,15 +29822,15 @@ static int tg__fwt_gelu_(tg_tensor *self, const char *approximate, tg_tensor *tg
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeluBackward0 n = { .self = tg_self0, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GeluBackward0 tg_x = { .self = tg_self0, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("gelu_", tg_r, tg_t, tg_l))
@@ -29838,8 +29838,8 @@ static int tg__fwt_gelu_(tg_tensor *self, const char *approximate, tg_tensor *tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -29929,15 +29929,15 @@ static int tg__fwt_gelu(tg_tensor *self, const char *approximate, tg_tensor *tg_
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeluBackward0 n = { .self = self, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GeluBackward0 tg_x = { .self = self, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("gelu", tg_r, tg_t, tg_l))
@@ -29945,8 +29945,8 @@ static int tg__fwt_gelu(tg_tensor *self, const char *approximate, tg_tensor *tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30033,21 +30033,21 @@ static int tg__fwt_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GeluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GeluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .approximate = approximate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GeluBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("gelu_backward", tg_r, tg_t, tg_l))
@@ -30055,9 +30055,9 @@ static int tg__fwt_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30146,15 +30146,15 @@ static int tg__fwt_silu(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SiluBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SiluBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("silu", tg_r, tg_t, tg_l))
@@ -30162,8 +30162,8 @@ static int tg__fwt_silu(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30231,15 +30231,15 @@ static int tg__fwt_silu_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SiluBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SiluBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("silu_", tg_r, tg_t, tg_l))
@@ -30247,8 +30247,8 @@ static int tg__fwt_silu_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30353,21 +30353,21 @@ static int tg__fwt_silu_backward(tg_tensor *grad_output, tg_tensor *self, tg_ten
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SiluBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SiluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SiluBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("silu_backward", tg_r, tg_t, tg_l))
@@ -30375,9 +30375,9 @@ static int tg__fwt_silu_backward(tg_tensor *grad_output, tg_tensor *self, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30464,15 +30464,15 @@ static int tg__fwt_mish(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MishBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MishBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MishBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("mish", tg_r, tg_t, tg_l))
@@ -30480,8 +30480,8 @@ static int tg__fwt_mish(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30549,15 +30549,15 @@ static int tg__fwt_mish_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MishBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MishBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MishBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("mish_", tg_r, tg_t, tg_l))
@@ -30565,8 +30565,8 @@ static int tg__fwt_mish_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30654,21 +30654,21 @@ static int tg__fwt_mish_backward(tg_tensor *grad_output, tg_tensor *self, tg_ten
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MishBackwardBackward0 n = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MishBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MishBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MishBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MishBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("mish_backward", tg_r, tg_t, tg_l))
@@ -30676,9 +30676,9 @@ static int tg__fwt_mish_backward(tg_tensor *grad_output, tg_tensor *self, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30765,15 +30765,15 @@ static int tg__fwt_softplus(tg_tensor *self, double beta, double threshold, tg_t
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftplusBackward0 n = { .self = self, .beta = beta, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SoftplusBackward0 tg_x = { .self = self, .beta = beta, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("softplus", tg_r, tg_t, tg_l))
@@ -30781,8 +30781,8 @@ static int tg__fwt_softplus(tg_tensor *self, double beta, double threshold, tg_t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30869,21 +30869,21 @@ static int tg__fwt_softplus_backward(tg_tensor *grad_output, tg_tensor *self, do
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SoftplusBackwardBackward0 n = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_SoftplusBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SoftplusBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("softplus_backward", tg_r, tg_t, tg_l))
@@ -30891,9 +30891,9 @@ static int tg__fwt_softplus_backward(tg_tensor *grad_output, tg_tensor *self, do
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -30965,17 +30965,17 @@ static int tg__fwt_log_sigmoid_forward(tg_tensor *self, tg_output_buffer tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSigmoidForwardBackward0 n = { .self = self, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.buffer, tg_l) };
-        if (tg_r.output && !n.result0)
+        tg__fw_LogSigmoidForwardBackward0 tg_x = { .self = self, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.buffer, tg_l) };
+        if (tg_r.output && !tg_x.result0)
             goto fail;
-        if (tg_r.buffer && !n.result1)
+        if (tg_r.buffer && !tg_x.result1)
             goto fail;
         if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidForwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidForwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("log_sigmoid_forward", tg_r.output, tg_t, tg_l))
@@ -30983,9 +30983,9 @@ static int tg__fwt_log_sigmoid_forward(tg_tensor *self, tg_output_buffer tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31054,21 +31054,21 @@ static int tg__fwt_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self,
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogSigmoidBackwardBackward0 n = { .grad_output = grad_output, .self = self, .buffer = buffer, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LogSigmoidBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .buffer = buffer, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(grad_output, tg_l)) {
-                if (!n.grad_output_t && grad_output && !(n.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
+                if (!tg_x.grad_output_t && grad_output && !(tg_x.grad_output_t = tg__fw_tangent_or_zeros(grad_output, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidBackwardBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidBackwardBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidBackwardBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogSigmoidBackwardBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("log_sigmoid_backward", tg_r, tg_t, tg_l))
@@ -31076,10 +31076,10 @@ static int tg__fwt_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.grad_output_t);
-        tg_release(n.self_t);
-        tg_release(n.buffer_t);
-        tg_release(n.result);
+        tg_release(tg_x.grad_output_t);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.buffer_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31167,21 +31167,21 @@ static int tg__fwt_glu(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GluBackward0 n = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GluBackward0 tg_x = { .self = self, .dim = dim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GluBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GluBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GluBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GluBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("glu", tg_r, tg_t, tg_l))
@@ -31189,8 +31189,8 @@ static int tg__fwt_glu(tg_tensor *self, int64_t dim, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31259,15 +31259,15 @@ static int tg__fwt_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim, tg_
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_LogsumexpBackward0 n = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_LogsumexpBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, LogsumexpBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, LogsumexpBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("logsumexp", tg_r, tg_t, tg_l))
@@ -31275,8 +31275,8 @@ static int tg__fwt_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim, tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31365,15 +31365,15 @@ static int tg__fwt_erf(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ErfBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ErfBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ErfBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ErfBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("erf", tg_r, tg_t, tg_l))
@@ -31381,8 +31381,8 @@ static int tg__fwt_erf(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31450,15 +31450,15 @@ static int tg__fwt_erf_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ErfBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ErfBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ErfBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ErfBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("erf_", tg_r, tg_t, tg_l))
@@ -31466,8 +31466,8 @@ static int tg__fwt_erf_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31572,15 +31572,15 @@ static int tg__fwt_log1p(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Log1pBackward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_Log1pBackward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, Log1pBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, Log1pBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("log1p", tg_r, tg_t, tg_l))
@@ -31588,8 +31588,8 @@ static int tg__fwt_log1p(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31657,15 +31657,15 @@ static int tg__fwt_log1p_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Log1pBackward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_Log1pBackward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, Log1pBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, Log1pBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("log1p_", tg_r, tg_t, tg_l))
@@ -31673,8 +31673,8 @@ static int tg__fwt_log1p_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31779,15 +31779,15 @@ static int tg__fwt_expm1(tg_tensor *self, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Expm1Backward0 n = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_Expm1Backward0 tg_x = { .self = self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, Expm1Backward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, Expm1Backward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("expm1", tg_r, tg_t, tg_l))
@@ -31795,8 +31795,8 @@ static int tg__fwt_expm1(tg_tensor *self, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31864,15 +31864,15 @@ static int tg__fwt_expm1_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_Expm1Backward0 n = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_Expm1Backward0 tg_x = { .self = tg_self0, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, Expm1Backward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, Expm1Backward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("expm1_", tg_r, tg_t, tg_l))
@@ -31880,8 +31880,8 @@ static int tg__fwt_expm1_(tg_tensor *self, tg_tensor *tg_self0, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -31980,15 +31980,15 @@ static int tg__fwt_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward0 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaskedFillBackward0 tg_x = { .self = tg_self0, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("masked_fill_", tg_r, tg_t, tg_l))
@@ -31996,9 +31996,9 @@ static int tg__fwt_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mask_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mask_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32080,15 +32080,15 @@ static int tg__fwt_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double v
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward0 n = { .self = self, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaskedFillBackward0 tg_x = { .self = self, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("masked_fill", tg_r, tg_t, tg_l))
@@ -32096,9 +32096,9 @@ static int tg__fwt_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double v
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mask_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mask_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32166,21 +32166,21 @@ static int tg__fwt_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *val
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward1 n = { .self = tg_self0, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaskedFillBackward1 tg_x = { .self = tg_self0, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(value, tg_l)) {
-                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                if (!tg_x.value_t && value && !(tg_x.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("masked_fill_", tg_r, tg_t, tg_l))
@@ -32188,10 +32188,10 @@ static int tg__fwt_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *val
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mask_t);
-        tg_release(n.value_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mask_t);
+        tg_release(tg_x.value_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32274,21 +32274,21 @@ static int tg__fwt_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *valu
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedFillBackward1 n = { .self = self, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaskedFillBackward1 tg_x = { .self = self, .mask = mask, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(value, tg_l)) {
-                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                if (!tg_x.value_t && value && !(tg_x.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedFillBackward1_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("masked_fill", tg_r, tg_t, tg_l))
@@ -32296,10 +32296,10 @@ static int tg__fwt_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *valu
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mask_t);
-        tg_release(n.value_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mask_t);
+        tg_release(tg_x.value_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32385,15 +32385,15 @@ static int tg__fwt_triu(tg_tensor *self, int64_t diagonal, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TriuBackward0 n = { .self = self, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TriuBackward0 tg_x = { .self = self, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TriuBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TriuBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("triu", tg_r, tg_t, tg_l))
@@ -32401,8 +32401,8 @@ static int tg__fwt_triu(tg_tensor *self, int64_t diagonal, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32470,15 +32470,15 @@ static int tg__fwt_triu_(tg_tensor *self, int64_t diagonal, tg_tensor *tg_self0,
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TriuBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TriuBackward0 tg_x = { .self = tg_self0, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TriuBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TriuBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("triu_", tg_r, tg_t, tg_l))
@@ -32486,8 +32486,8 @@ static int tg__fwt_triu_(tg_tensor *self, int64_t diagonal, tg_tensor *tg_self0,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32586,15 +32586,15 @@ static int tg__fwt_tril(tg_tensor *self, int64_t diagonal, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TrilBackward0 n = { .self = self, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TrilBackward0 tg_x = { .self = self, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TrilBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TrilBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("tril", tg_r, tg_t, tg_l))
@@ -32602,8 +32602,8 @@ static int tg__fwt_tril(tg_tensor *self, int64_t diagonal, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32671,15 +32671,15 @@ static int tg__fwt_tril_(tg_tensor *self, int64_t diagonal, tg_tensor *tg_self0,
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TrilBackward0 n = { .self = tg_self0, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_TrilBackward0 tg_x = { .self = tg_self0, .diagonal = diagonal, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TrilBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TrilBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("tril_", tg_r, tg_t, tg_l))
@@ -32687,8 +32687,8 @@ static int tg__fwt_tril_(tg_tensor *self, int64_t diagonal, tg_tensor *tg_self0,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32770,27 +32770,27 @@ static int tg__fwt_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_BaddbmmBackward0 n = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_BaddbmmBackward0 tg_x = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(batch1, tg_l)) {
-                if (!n.batch1_t && batch1 && !(n.batch1_t = tg__fw_tangent_or_zeros(batch1, tg_l)))
+                if (!tg_x.batch1_t && batch1 && !(tg_x.batch1_t = tg__fw_tangent_or_zeros(batch1, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(batch2, tg_l)) {
-                if (!n.batch2_t && batch2 && !(n.batch2_t = tg__fw_tangent_or_zeros(batch2, tg_l)))
+                if (!tg_x.batch2_t && batch2 && !(tg_x.batch2_t = tg__fw_tangent_or_zeros(batch2, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("baddbmm", tg_r, tg_t, tg_l))
@@ -32798,10 +32798,10 @@ static int tg__fwt_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.batch1_t);
-        tg_release(n.batch2_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.batch1_t);
+        tg_release(tg_x.batch2_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -32874,27 +32874,27 @@ static int tg__fwt_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_BaddbmmBackward0 n = { .self = tg_self0, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_BaddbmmBackward0 tg_x = { .self = tg_self0, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(batch1, tg_l)) {
-                if (!n.batch1_t && batch1 && !(n.batch1_t = tg__fw_tangent_or_zeros(batch1, tg_l)))
+                if (!tg_x.batch1_t && batch1 && !(tg_x.batch1_t = tg__fw_tangent_or_zeros(batch1, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(batch2, tg_l)) {
-                if (!n.batch2_t && batch2 && !(n.batch2_t = tg__fw_tangent_or_zeros(batch2, tg_l)))
+                if (!tg_x.batch2_t && batch2 && !(tg_x.batch2_t = tg__fw_tangent_or_zeros(batch2, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, BaddbmmBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("baddbmm_", tg_r, tg_t, tg_l))
@@ -32902,10 +32902,10 @@ static int tg__fwt_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.batch1_t);
-        tg_release(n.batch2_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.batch1_t);
+        tg_release(tg_x.batch2_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33009,29 +33009,29 @@ static int tg__fwt__scaled_dot_product_fused_attention(tg_tensor *query, tg_tens
         if (!(tg__fw_any_level(tg_in, 4, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScaledDotProductFusedAttentionBackward0 n = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.logsumexp, tg_l) };
-        if (tg_r.output && !n.result0)
+        tg__fw_ScaledDotProductFusedAttentionBackward0 tg_x = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale, .result0 = tg__fw_output_alias(tg_r.output, tg_l), .result1 = tg__fw_output_alias(tg_r.logsumexp, tg_l) };
+        if (tg_r.output && !tg_x.result0)
             goto fail;
-        if (tg_r.logsumexp && !n.result1)
+        if (tg_r.logsumexp && !tg_x.result1)
             goto fail;
         if (tg_r.output && tg__gen_differentiable(tg_r.output)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(value, tg_l)) {
-                if (!n.value_t && value && !(n.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
+                if (!tg_x.value_t && value && !(tg_x.value_t = tg__fw_tangent_or_zeros(value, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(query, tg_l)) {
-                if (!n.query_t && query && !(n.query_t = tg__fw_tangent_or_zeros(query, tg_l)))
+                if (!tg_x.query_t && query && !(tg_x.query_t = tg__fw_tangent_or_zeros(query, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(key, tg_l)) {
-                if (!n.key_t && key && !(n.key_t = tg__fw_tangent_or_zeros(key, tg_l)))
+                if (!tg_x.key_t && key && !(tg_x.key_t = tg__fw_tangent_or_zeros(key, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_2(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScaledDotProductFusedAttentionBackward0_jvp0_2(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("_scaled_dot_product_fused_attention", tg_r.output, tg_t, tg_l))
@@ -33039,12 +33039,12 @@ static int tg__fwt__scaled_dot_product_fused_attention(tg_tensor *query, tg_tens
         }
         tg_rc = 0;
     fail:
-        tg_release(n.query_t);
-        tg_release(n.key_t);
-        tg_release(n.value_t);
-        tg_release(n.attn_mask_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.query_t);
+        tg_release(tg_x.key_t);
+        tg_release(tg_x.value_t);
+        tg_release(tg_x.attn_mask_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33207,15 +33207,15 @@ static int tg__fwt_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tenso
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumsumBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CumsumBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CumsumBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CumsumBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("cumsum", tg_r, tg_t, tg_l))
@@ -33223,8 +33223,8 @@ static int tg__fwt_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tenso
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33293,15 +33293,15 @@ static int tg__fwt_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tens
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumsumBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CumsumBackward0 tg_x = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CumsumBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CumsumBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("cumsum_", tg_r, tg_t, tg_l))
@@ -33309,8 +33309,8 @@ static int tg__fwt_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tens
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33410,15 +33410,15 @@ static int tg__fwt_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tens
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumprodBackward0 n = { .self = self, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CumprodBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CumprodBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CumprodBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("cumprod", tg_r, tg_t, tg_l))
@@ -33426,8 +33426,8 @@ static int tg__fwt_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tens
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33497,15 +33497,15 @@ static int tg__fwt_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_ten
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_CumprodBackward0 n = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_CumprodBackward0 tg_x = { .self = tg_self0, .dim = dim, .dtype = dtype, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, CumprodBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, CumprodBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("cumprod_", tg_r, tg_t, tg_l))
@@ -33513,8 +33513,8 @@ static int tg__fwt_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_ten
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33604,15 +33604,15 @@ static int tg__fwt_flip(tg_tensor *self, tg_int_list dims, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_FlipBackward0 n = { .self = self, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_FlipBackward0 tg_x = { .self = self, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, FlipBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, FlipBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("flip", tg_r, tg_t, tg_l))
@@ -33620,8 +33620,8 @@ static int tg__fwt_flip(tg_tensor *self, tg_int_list dims, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33690,15 +33690,15 @@ static int tg__fwt_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims, t
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RollBackward0 n = { .self = self, .shifts = shifts, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_RollBackward0 tg_x = { .self = self, .shifts = shifts, .dims = dims, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, RollBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, RollBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("roll", tg_r, tg_t, tg_l))
@@ -33706,8 +33706,8 @@ static int tg__fwt_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33777,15 +33777,15 @@ static int tg__fwt_repeat(tg_tensor *self, tg_int_list repeats, tg_tensor *tg_r)
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_RepeatBackward0 n = { .self = self, .repeats = repeats, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_RepeatBackward0 tg_x = { .self = self, .repeats = repeats, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, RepeatBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, RepeatBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("repeat", tg_r, tg_t, tg_l))
@@ -33793,8 +33793,8 @@ static int tg__fwt_repeat(tg_tensor *self, tg_int_list repeats, tg_tensor *tg_r)
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -33921,15 +33921,15 @@ static int tg__fwt_index_select(tg_tensor *self, int64_t dim, tg_tensor *index, 
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexSelectBackward0 n = { .self = self, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_IndexSelectBackward0 tg_x = { .self = self, .dim = dim, .index = index, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexSelectBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexSelectBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("index_select", tg_r, tg_t, tg_l))
@@ -33937,9 +33937,9 @@ static int tg__fwt_index_select(tg_tensor *self, int64_t dim, tg_tensor *index, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34026,15 +34026,15 @@ static int tg__fwt_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool s
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_GatherBackward0 n = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_GatherBackward0 tg_x = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, GatherBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, GatherBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("gather", tg_r, tg_t, tg_l))
@@ -34042,9 +34042,9 @@ static int tg__fwt_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool s
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34132,21 +34132,21 @@ static int tg__fwt_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, t
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(src, tg_l)) {
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("scatter", tg_r, tg_t, tg_l))
@@ -34154,10 +34154,10 @@ static int tg__fwt_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34227,21 +34227,21 @@ static int tg__fwt_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, 
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterBackward0 tg_x = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(src, tg_l)) {
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("scatter_", tg_r, tg_t, tg_l))
@@ -34249,10 +34249,10 @@ static int tg__fwt_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34353,15 +34353,15 @@ static int tg__fwt_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index,
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward1 n = { .self = self, .dim = dim, .index = index, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterBackward1 tg_x = { .self = self, .dim = dim, .index = index, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("scatter", tg_r, tg_t, tg_l))
@@ -34369,9 +34369,9 @@ static int tg__fwt_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34440,15 +34440,15 @@ static int tg__fwt_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterBackward1 n = { .self = tg_self0, .dim = dim, .index = index, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterBackward1 tg_x = { .self = tg_self0, .dim = dim, .index = index, .value = value, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("scatter_", tg_r, tg_t, tg_l))
@@ -34456,9 +34456,9 @@ static int tg__fwt_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34830,21 +34830,21 @@ static int tg__fwt_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, t
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterAddBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(src, tg_l)) {
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("scatter_add", tg_r, tg_t, tg_l))
@@ -34852,10 +34852,10 @@ static int tg__fwt_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, t
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -34925,21 +34925,21 @@ static int tg__fwt_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, 
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterAddBackward0 tg_x = { .self = tg_self0, .dim = dim, .index = index, .src = src, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(src, tg_l)) {
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterAddBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("scatter_add_", tg_r, tg_t, tg_l))
@@ -34947,10 +34947,10 @@ static int tg__fwt_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35051,21 +35051,21 @@ static int tg__fwt_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *i
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterReduceBackward0 n = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterReduceBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(src, tg_l)) {
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("scatter_reduce", tg_r, tg_t, tg_l))
@@ -35073,10 +35073,10 @@ static int tg__fwt_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *i
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35152,21 +35152,21 @@ static int tg__fwt_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_ScatterReduceBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_ScatterReduceBackward0 tg_x = { .self = tg_self0, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(src, tg_l)) {
-                if (!n.src_t && src && !(n.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
+                if (!tg_x.src_t && src && !(tg_x.src_t = tg__fw_tangent_or_zeros(src, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, ScatterReduceBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("scatter_reduce_", tg_r, tg_t, tg_l))
@@ -35174,10 +35174,10 @@ static int tg__fwt_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.src_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.src_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35290,21 +35290,21 @@ static int tg__fwt_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexAddBackward0 n = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_IndexAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(source, tg_l)) {
-                if (!n.source_t && source && !(n.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
+                if (!tg_x.source_t && source && !(tg_x.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("index_add", tg_r, tg_t, tg_l))
@@ -35312,10 +35312,10 @@ static int tg__fwt_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.source_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.source_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35387,21 +35387,21 @@ static int tg__fwt_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg
         if (!(tg__fw_any_level(tg_in, 3, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexAddBackward0 n = { .self = tg_self0, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_IndexAddBackward0 tg_x = { .self = tg_self0, .dim = dim, .index = index, .source = source, .alpha = alpha, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(source, tg_l)) {
-                if (!n.source_t && source && !(n.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
+                if (!tg_x.source_t && source && !(tg_x.source_t = tg__fw_tangent_or_zeros(source, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexAddBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("index_add_", tg_r, tg_t, tg_l))
@@ -35409,10 +35409,10 @@ static int tg__fwt_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.index_t);
-        tg_release(n.source_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.index_t);
+        tg_release(tg_x.source_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35555,15 +35555,15 @@ static int tg__fwt_index(tg_tensor *self, tg_tensor_list indices, tg_tensor *tg_
         if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexBackward0 n = { .self = self, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_IndexBackward0 tg_x = { .self = self, .indices = indices, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("index", tg_r, tg_t, tg_l))
@@ -35571,9 +35571,9 @@ static int tg__fwt_index(tg_tensor *self, tg_tensor_list indices, tg_tensor *tg_
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_tensor_list_release(n.indices_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_tensor_list_release(tg_x.indices_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35642,17 +35642,17 @@ static int tg__fwt_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor
         if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexPutBackward1 n = { .self = tg_self0, .indices = indices, .values = values, .accumulate = accumulate, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_IndexPutBackward1 tg_x = { .self = tg_self0, .indices = indices, .values = values, .accumulate = accumulate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l) || tg__fw_has(values, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!n.values_t && values && !(n.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
+                if (!tg_x.values_t && values && !(tg_x.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward1_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward1_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set_inplace("index_put_", tg_r, tg_t, tg_l))
@@ -35660,10 +35660,10 @@ static int tg__fwt_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_tensor_list_release(n.indices_t);
-        tg_release(n.values_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_tensor_list_release(tg_x.indices_t);
+        tg_release(tg_x.values_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35748,21 +35748,21 @@ static int tg__fwt_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor 
         if (!(tg__fw_any_level(indices.data, (int)indices.len, tg_l) || tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_IndexPutBackward0 n = { .self = self, .indices = indices, .values = values, .accumulate = accumulate, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_IndexPutBackward0 tg_x = { .self = self, .indices = indices, .values = values, .accumulate = accumulate, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg__fw_has(values, tg_l)) {
-                if (!n.values_t && values && !(n.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
+                if (!tg_x.values_t && values && !(tg_x.values_t = tg__fw_tangent_or_zeros(values, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_1(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, IndexPutBackward0_jvp0_1(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("index_put", tg_r, tg_t, tg_l))
@@ -35770,10 +35770,10 @@ static int tg__fwt_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor 
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_tensor_list_release(n.indices_t);
-        tg_release(n.values_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_tensor_list_release(tg_x.indices_t);
+        tg_release(tg_x.values_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35844,15 +35844,15 @@ static int tg__fwt_masked_select(tg_tensor *self, tg_tensor *mask, tg_tensor *tg
         if (!(tg__fw_any_level(tg_in, 2, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_MaskedSelectBackward0 n = { .self = self, .mask = mask, .result = tg__fw_output_alias(tg_r, tg_l) };
-        if (tg_r && !n.result)
+        tg__fw_MaskedSelectBackward0 tg_x = { .self = self, .mask = mask, .result = tg__fw_output_alias(tg_r, tg_l) };
+        if (tg_r && !tg_x.result)
             goto fail;
         if (tg_r && tg__gen_differentiable(tg_r)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, MaskedSelectBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, MaskedSelectBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("masked_select", tg_r, tg_t, tg_l))
@@ -35860,9 +35860,9 @@ static int tg__fwt_masked_select(tg_tensor *self, tg_tensor *mask, tg_tensor *tg
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.mask_t);
-        tg_release(n.result);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.mask_t);
+        tg_release(tg_x.result);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -35948,17 +35948,17 @@ static int tg__fwt_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim,
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_SortBackward0 n = { .self = self, .stable = stable, .dim = dim, .descending = descending, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
-        if (tg_r.values && !n.result0)
+        tg__fw_SortBackward0 tg_x = { .self = self, .stable = stable, .dim = dim, .descending = descending, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !tg_x.result0)
             goto fail;
-        if (tg_r.indices && !n.result1)
+        if (tg_r.indices && !tg_x.result1)
             goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, SortBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, SortBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("sort", tg_r.values, tg_t, tg_l))
@@ -35966,9 +35966,9 @@ static int tg__fwt_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim,
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
@@ -36055,17 +36055,17 @@ static int tg__fwt_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, b
         if (!(tg__fw_any_level(tg_in, 1, tg_l)))
             continue;
         int tg_fs = tg__fw_suspend(tg_l), tg_sc = tg_scope_suspend(), tg_rc = -1;
-        tg__fw_TopkBackward0 n = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
-        if (tg_r.values && !n.result0)
+        tg__fw_TopkBackward0 tg_x = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted, .result0 = tg__fw_output_alias(tg_r.values, tg_l), .result1 = tg__fw_output_alias(tg_r.indices, tg_l) };
+        if (tg_r.values && !tg_x.result0)
             goto fail;
-        if (tg_r.indices && !n.result1)
+        if (tg_r.indices && !tg_x.result1)
             goto fail;
         if (tg_r.values && tg__gen_differentiable(tg_r.values)) {
             tg_tensor *tg_t = NULL;
             if (tg__fw_has(self, tg_l)) {
-                if (!n.self_t && self && !(n.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
+                if (!tg_x.self_t && self && !(tg_x.self_t = tg__fw_tangent_or_zeros(self, tg_l)))
                     goto fail;
-                if (!(tg_t = tg__fw_add_term(tg_t, TopkBackward0_jvp0_0(&n), false)))
+                if (!(tg_t = tg__fw_add_term(tg_t, TopkBackward0_jvp0_0(&tg_x), false)))
                     goto fail;
             }
             if (tg_t && tg__fw_set("topk", tg_r.values, tg_t, tg_l))
@@ -36073,9 +36073,9 @@ static int tg__fwt_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, b
         }
         tg_rc = 0;
     fail:
-        tg_release(n.self_t);
-        tg_release(n.result0);
-        tg_release(n.result1);
+        tg_release(tg_x.self_t);
+        tg_release(tg_x.result0);
+        tg_release(tg_x.result1);
         tg_scope_resume(tg_sc);
         tg__fw_resume(tg_fs);
         if (tg_rc)
