@@ -101,10 +101,11 @@ static const char *load_tangent(tge_ctx *c, const tgf_deriv *d, const tga_op *op
     const char *f = tgf_saved_field(c->arena, d, false, i, 0);
     const char *name = op->args[i].name;
     if (is_list(op->args[i].kind))
-        return tgs_fmt(c->arena,
-                       "if (!tg_x.%s_t.data && !(tg_x.%s_t = tg__fw_tangents_or_zeros(%s, tg_l)).data)\n"
-                       "    goto fail;",
-                       f, f, name);
+        return tgs_fmt(
+            c->arena,
+            "if (!tg_x.%s_t.data && !(tg_x.%s_t = tg__fw_tangents_or_zeros(%s, tg_l)).data)\n"
+            "    goto fail;",
+            f, f, name);
     return tgs_fmt(c->arena,
                    "if (!tg_x.%s_t && %s && !(tg_x.%s_t = tg__fw_tangent_or_zeros(%s, tg_l)))\n"
                    "    goto fail;",
@@ -286,8 +287,8 @@ static const char *tangents_fn(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
                at_level, ctx_type(c, d), tgs_list_join(&init, c->arena, ", "));
     for (int i = 0; i < op->nrets; i++)
         if (op->rets[i].kind == TGA_TENSOR)
-            tgs_printf(&b, "        if (%s && !tg_x.%s)\n            goto fail;\n", ret_val(c, op, i),
-                       tgf_saved_field(c->arena, d, true, i, 0));
+            tgs_printf(&b, "        if (%s && !tg_x.%s)\n            goto fail;\n",
+                       ret_val(c, op, i), tgf_saved_field(c->arena, d, true, i, 0));
     tgs_printf(&b,
                "%s\n"
                "        tg_rc = 0;\n"

@@ -368,7 +368,7 @@ tg_node *tg_node_next(const tg_node *n, int i, int *input_nr);
  * A dual tensor is a primal value with a tangent attached at a dual level. Every differentiable
  * operator, run on dual tensors, gives outputs whose tangents are its Jacobian-vector product
  * (the `result:` formulas of derivatives.yaml, compiled by tgen). Levels nest (a jvp of a jvp)
- * and are per thread; numbers count from 0 for the outermost. Forward mode composes with
+ * and form one stack for the process, as in PyTorch; numbers count from 0 for the outermost. Forward mode composes with
  * reverse mode: the operations that compute tangents are recorded like any other, and
  * backward formulas run on dual tensors give dual gradients (a forward-over-reverse Hessian-
  * vector product). Exiting a level makes every tangent of it unreachable. */
