@@ -370,9 +370,7 @@ static tgt_env *record_env(tge_ctx *c, const tga_op *op, const tgf_deriv *d, con
     /* Forward mode (emit_forward.c): without an input requiring grad, the op runs through
      * tg__fwk_<op>; with one, the tangents follow the history. */
     const char *fw_before, *fw_release, *fw_after;
-    /* (A Tensor[]-returning op makes its node after running: none to release before.) */
-    bool list_out = op->nrets == 1 && op->rets[0].kind == TGA_TENSOR_LIST;
-    tge_forward_record(c, op, fd, list_out ? NULL : node, &fw_before, &fw_release, &fw_after);
+    tge_forward_record(c, op, fd, node, &fw_before, &fw_release, &fw_after);
     const char *plain_call =
         *fw_before ? tgs_replace(c->arena, below_call(c, op), "tg__below_", "tg__fwk_")
                    : below_call(c, op);

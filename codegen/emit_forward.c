@@ -205,6 +205,21 @@ static const char *release_result(tge_ctx *c, const tga_op *op)
     return tgs_list_join(&l, c->arena, " ");
 }
 
+/* The test "a differentiable output of tg_r is floating" (could carry a tangent). */
+static const char *floating_output(tge_ctx *c, const tga_op *op, const tgf_deriv *d)
+{
+    tgs_list l = { 0 };
+    for (int i = 0; i < op->nrets; i++) {
+        if (d && !d->output_diff[i]) continue;
+        const char *v = ret_val(c, op, i);
+        if (op->rets[i].kind == TGA_TENSOR)
+            tgs_list_addf(&l, c->arena, "(%s && tg__gen_differentiable(%s))", v, v);
+        else if (op->rets[i].kind == TGA_TENSOR_LIST)
+            tgs_list_addf(&l, c->arena, "(%s.len > 0 && tg__gen_differentiable(%s.data[0]))", v, v);
+    }
+    return l.n ? tgs_fmt(c->arena, "(%s)", tgs_list_join(&l, c->arena, " || ")) : "false";
+}
+
 /* Whether op's kernels get forward-mode code: some output may have a tangent, some input may. */
 static bool has_forward(tge_ctx *c, const tga_op *op, const tgf_deriv *d, tgs_list *decl,
                         const char **any, const char **at_level)
@@ -319,8 +334,13 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deri
                tga_kernel_decl(c->arena, op, tgs_fmt(c->arena, "tg__fwk_%s", op->cname)));
     for (int i = 0; i < decl.n; i++) tgs_printf(&b, "    %s\n", decl.items[i]);
     tgs_printf(&b, "    if (!(%s))\n        return %s;\n", any, below_call);
-    if (!compiled) {
-        tgs_printf(&b, "    %s;\n    return %s;\n}\n", not_compiled_call(c, op, d), fail);
+    if (!compiled) { /* an error only when an output can have a tangent (argmax's cannot) */
+        tgs_printf(&b,
+                   "    %s = %s;\n    if (%s) {\n        %s\n        %s;\n        return %s;\n"
+                   "    }\n    return tg_r;\n}\n",
+                   tga_var_decl(c->arena, op->ret_ctype, "tg_r"), below_call,
+                   floating_output(c, op, d), release_result(c, op), not_compiled_call(c, op, d),
+                   fail);
         return tgs_finish(&b, c->arena);
     }
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
@@ -355,11 +375,13 @@ void tge_forward_record(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const 
     for (int i = 0; i < decl.n; i++)
         tgs_list_add(&b, c->arena, tgs_replace(c->arena, decl.items[i], "tg_in", "tg_fw_in"));
     tgs_list_addf(&b, c->arena, "bool tg_fw = %s;", in);
-    if (!has_compiled(d)) {
-        tgs_list_addf(&b, c->arena, "if (tg_fw) {\n%s    %s;\n    return %s;\n}",
-                      node ? tgs_fmt(c->arena, "    tg_autograd_node_release(%s);\n", node) : "",
-                      not_compiled_call(c, op, d), fail);
-        *before = tgs_list_join(&b, c->arena, "\n");
+    *before = tgs_list_join(&b, c->arena, "\n");
+    if (!has_compiled(d)) { /* after the op: an error when an output can have a tangent */
+        *after = tgs_fmt(c->arena,
+                         "if (tg_fw && %s) {\n    tg_autograd_node_release(%s);\n    %s\n"
+                         "    %s;\n    return %s;\n}",
+                         floating_output(c, op, d), node, release_result(c, op),
+                         not_compiled_call(c, op, d), fail);
         return;
     }
     bool inplace = op->f->kind == TGM_KIND_INPLACE;
@@ -372,11 +394,9 @@ void tge_forward_record(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const 
         *release = "tg_release(tg_self0);";
     }
     *before = tgs_list_join(&b, c->arena, "\n");
-    /* (A Tensor[]-returning op's node exists by now: tg_n.) */
     *after = tgs_fmt(c->arena,
                      "if (tg_fw && %s) {\n%s    tg_autograd_node_release(%s);\n    %s\n"
                      "    return %s;\n}%s",
-                     tangents_call(c, op), inplace ? "    tg_release(tg_self0);\n" : "",
-                     node ? node : "&tg_n->base", release_result(c, op), fail,
-                     inplace ? "\ntg_release(tg_self0);" : "");
+                     tangents_call(c, op), inplace ? "    tg_release(tg_self0);\n" : "", node,
+                     release_result(c, op), fail, inplace ? "\ntg_release(tg_self0);" : "");
 }

@@ -85,7 +85,8 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const struct t
 /* The lines a recording kernel adds: before the op runs (whether inputs have tangents; self's
  * copy for an in-place op), on its failure, and after its history is recorded (the tangents,
  * so that their computation is recorded against the outputs' history); "" for none. node:
- * the kernel's node expression, NULL when it is made after the op runs. */
+ * the kernel's node expression (a Tensor[]-returning op makes it after running: only the lines
+ * after use it then). */
 void tge_forward_record(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d, const char *node,
                         const char **before, const char **release, const char **after);
 void tge_emit_docs(tge_ctx *c); /* docs/ops.md */

@@ -22213,8 +22213,13 @@ static tg_tensor *tg__fwk_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_argmax(self, dim, keepdim);
-    tg__fw_not_implemented("argmax");
-    return NULL;
+    tg_tensor *tg_r = tg__below_argmax(self, dim, keepdim);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("argmax");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_argmax(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -22239,11 +22244,6 @@ tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keep
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *const tg_fw_in[] = { self };
     bool tg_fw = tg__fw_any(tg_fw_in, 1);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("argmax");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_argmax(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -22251,6 +22251,12 @@ tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keep
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("argmax");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -22287,8 +22293,13 @@ static tg_tensor *tg__fwk_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_argmin(self, dim, keepdim);
-    tg__fw_not_implemented("argmin");
-    return NULL;
+    tg_tensor *tg_r = tg__below_argmin(self, dim, keepdim);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("argmin");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_argmin(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -22313,11 +22324,6 @@ tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keep
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *const tg_fw_in[] = { self };
     bool tg_fw = tg__fw_any(tg_fw_in, 1);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("argmin");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_argmin(self, dim, keepdim);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -22325,6 +22331,12 @@ tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keep
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("argmin");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -23052,8 +23064,13 @@ static tg_tensor *tg__fwk_as_strided(tg_tensor *self, tg_int_list size, tg_int_l
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_as_strided(self, size, stride, storage_offset);
-    tg__fw_not_implemented("as_strided");
-    return NULL;
+    tg_tensor *tg_r = tg__below_as_strided(self, size, stride, storage_offset);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("as_strided");
+        return NULL;
+    }
+    return tg_r;
 }
 
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
@@ -23067,11 +23084,6 @@ tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_
     tg_autograd_node_set_next_edge(&tg_n->base, 0, self);
     tg_tensor *const tg_fw_in[] = { self };
     bool tg_fw = tg__fw_any(tg_fw_in, 1);
-    if (tg_fw) {
-        tg_autograd_node_release(&tg_n->base);
-        tg__fw_not_implemented("as_strided");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_as_strided(self, size, stride, storage_offset);
     if (!tg_r) {
         tg_autograd_node_release(&tg_n->base);
@@ -23079,6 +23091,12 @@ tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, &tg_n->base, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(&tg_n->base);
+        tg_release(tg_r);
+        tg__fw_not_implemented("as_strided");
+        return NULL;
+    }
     tg_autograd_node_release(&tg_n->base);
     return tg_r;
 }
@@ -27471,8 +27489,13 @@ static tg_tensors3 tg__fwk_native_group_norm_backward(tg_tensor *grad_out, tg_te
     tg_tensor *const tg_in[] = { grad_out, input, mean, rstd, weight };
     if (!(tg__fw_any(tg_in, 5)))
         return tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
-    tg__fw_not_implemented("native_group_norm_backward");
-    return (tg_tensors3){ 0 };
+    tg_tensors3 tg_r = tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    if (((tg_r.r0 && tg__gen_differentiable(tg_r.r0)) || (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) || (tg_r.r2 && tg__gen_differentiable(tg_r.r2)))) {
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg__fw_not_implemented("native_group_norm_backward");
+        return (tg_tensors3){ 0 };
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_native_group_norm_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -27501,11 +27524,6 @@ tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, 
     tg_autograd_node_set_next_edge(tg_n, tg_e++, weight);
     tg_tensor *const tg_fw_in[] = { grad_out, input, mean, rstd, weight };
     bool tg_fw = tg__fw_any(tg_fw_in, 5);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("native_group_norm_backward");
-        return (tg_tensors3){ 0 };
-    }
     tg_tensors3 tg_r = tg__below_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
     if (!tg_r.r0 && !tg_r.r1 && !tg_r.r2) {
         tg_autograd_node_release(tg_n);
@@ -27517,6 +27535,12 @@ tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, 
         tg_autograd_set_history(tg_r.r1, tg_n, 1);
     if (tg__gen_differentiable(tg_r.r2))
         tg_autograd_set_history(tg_r.r2, tg_n, 2);
+    if (tg_fw && ((tg_r.r0 && tg__gen_differentiable(tg_r.r0)) || (tg_r.r1 && tg__gen_differentiable(tg_r.r1)) || (tg_r.r2 && tg__gen_differentiable(tg_r.r2)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r.r0); tg_release(tg_r.r1); tg_release(tg_r.r2);
+        tg__fw_not_implemented("native_group_norm_backward");
+        return (tg_tensors3){ 0 };
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -28991,8 +29015,13 @@ static tg_tensor *tg__fwk_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor
     tg_tensor *const tg_in[] = { grad_output, self };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_hardsigmoid_backward(grad_output, self);
-    tg__fw_not_implemented("hardsigmoid_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_hardsigmoid_backward(grad_output, self);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("hardsigmoid_backward");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_hardsigmoid_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -29018,11 +29047,6 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *const tg_fw_in[] = { grad_output, self };
     bool tg_fw = tg__fw_any(tg_fw_in, 2);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("hardsigmoid_backward");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_hardsigmoid_backward(grad_output, self);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -29030,6 +29054,12 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_t
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("hardsigmoid_backward");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -33121,8 +33151,13 @@ static tg_grad_query_grad_key_grad_value tg__fwk__scaled_dot_product_fused_atten
     tg_tensor *const tg_in[] = { grad_out, query, key, value, out, logsumexp, attn_mask };
     if (!(tg__fw_any(tg_in, 7)))
         return tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
-    tg__fw_not_implemented("_scaled_dot_product_fused_attention_backward");
-    return (tg_grad_query_grad_key_grad_value){ 0 };
+    tg_grad_query_grad_key_grad_value tg_r = tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
+    if (((tg_r.grad_query && tg__gen_differentiable(tg_r.grad_query)) || (tg_r.grad_key && tg__gen_differentiable(tg_r.grad_key)) || (tg_r.grad_value && tg__gen_differentiable(tg_r.grad_value)))) {
+        tg_release(tg_r.grad_query); tg_release(tg_r.grad_key); tg_release(tg_r.grad_value);
+        tg__fw_not_implemented("_scaled_dot_product_fused_attention_backward");
+        return (tg_grad_query_grad_key_grad_value){ 0 };
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply__scaled_dot_product_fused_attention_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -33153,11 +33188,6 @@ tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_
     tg_autograd_node_set_next_edge(tg_n, tg_e++, attn_mask);
     tg_tensor *const tg_fw_in[] = { grad_out, query, key, value, out, logsumexp, attn_mask };
     bool tg_fw = tg__fw_any(tg_fw_in, 7);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("_scaled_dot_product_fused_attention_backward");
-        return (tg_grad_query_grad_key_grad_value){ 0 };
-    }
     tg_grad_query_grad_key_grad_value tg_r = tg__below__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, attn_mask, scale);
     if (!tg_r.grad_query && !tg_r.grad_key && !tg_r.grad_value) {
         tg_autograd_node_release(tg_n);
@@ -33169,6 +33199,12 @@ tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_
         tg_autograd_set_history(tg_r.grad_key, tg_n, 1);
     if (tg__gen_differentiable(tg_r.grad_value))
         tg_autograd_set_history(tg_r.grad_value, tg_n, 2);
+    if (tg_fw && ((tg_r.grad_query && tg__gen_differentiable(tg_r.grad_query)) || (tg_r.grad_key && tg__gen_differentiable(tg_r.grad_key)) || (tg_r.grad_value && tg__gen_differentiable(tg_r.grad_value)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r.grad_query); tg_release(tg_r.grad_key); tg_release(tg_r.grad_value);
+        tg__fw_not_implemented("_scaled_dot_product_fused_attention_backward");
+        return (tg_grad_query_grad_key_grad_value){ 0 };
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -33862,8 +33898,13 @@ static tg_tensor *tg__fwk_repeat_interleave(tg_tensor *repeats, tg_opt_int outpu
     tg_tensor *const tg_in[] = { repeats };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_repeat_interleave(repeats, output_size);
-    tg__fw_not_implemented("repeat_interleave.Tensor");
-    return NULL;
+    tg_tensor *tg_r = tg__below_repeat_interleave(repeats, output_size);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("repeat_interleave.Tensor");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_repeat_interleave(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -33888,11 +33929,6 @@ tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int 
     tg_autograd_node_set_next_edge(tg_n, tg_e++, repeats);
     tg_tensor *const tg_fw_in[] = { repeats };
     bool tg_fw = tg__fw_any(tg_fw_in, 1);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("repeat_interleave.Tensor");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_repeat_interleave(repeats, output_size);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -33900,6 +33936,12 @@ tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int 
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("repeat_interleave.Tensor");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -34556,8 +34598,13 @@ static tg_tensor *tg__fwk_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_scatter_reduce(self, dim, index, src, reduce);
-    tg__fw_not_implemented("scatter.reduce");
-    return NULL;
+    tg_tensor *tg_r = tg__below_scatter_reduce(self, dim, index, src, reduce);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter.reduce");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_scatter_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -34584,11 +34631,6 @@ tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
     tg_tensor *const tg_fw_in[] = { self, index, src };
     bool tg_fw = tg__fw_any(tg_fw_in, 3);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("scatter.reduce");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_scatter_reduce(self, dim, index, src, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -34596,6 +34638,12 @@ tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_t
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter.reduce");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -34615,8 +34663,13 @@ static tg_tensor *tg__fwk_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tenso
     tg_tensor *const tg_in[] = { self, index, src };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_scatter_reduce_(self, dim, index, src, reduce);
-    tg__fw_not_implemented("scatter_.reduce");
-    return NULL;
+    tg_tensor *tg_r = tg__below_scatter_reduce_(self, dim, index, src, reduce);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter_.reduce");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_scatter_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -34645,11 +34698,6 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_
     tg_autograd_node_set_next_edge(tg_n, tg_e++, src);
     tg_tensor *const tg_fw_in[] = { self, index, src };
     bool tg_fw = tg__fw_any(tg_fw_in, 3);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("scatter_.reduce");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_scatter_reduce_(self, dim, index, src, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -34657,6 +34705,12 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter_.reduce");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -34693,8 +34747,13 @@ static tg_tensor *tg__fwk_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_scatter_value_reduce(self, dim, index, value, reduce);
-    tg__fw_not_implemented("scatter.value_reduce");
-    return NULL;
+    tg_tensor *tg_r = tg__below_scatter_value_reduce(self, dim, index, value, reduce);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter.value_reduce");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_scatter_value_reduce(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -34720,11 +34779,6 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
     tg_tensor *const tg_fw_in[] = { self, index };
     bool tg_fw = tg__fw_any(tg_fw_in, 2);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("scatter.value_reduce");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_scatter_value_reduce(self, dim, index, value, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -34732,6 +34786,12 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter.value_reduce");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -34751,8 +34811,13 @@ static tg_tensor *tg__fwk_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg
     tg_tensor *const tg_in[] = { self, index };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
-    tg__fw_not_implemented("scatter_.value_reduce");
-    return NULL;
+    tg_tensor *tg_r = tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter_.value_reduce");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_scatter_value_reduce_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -34780,11 +34845,6 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t di
     tg_autograd_node_set_next_edge(tg_n, tg_e++, index);
     tg_tensor *const tg_fw_in[] = { self, index };
     bool tg_fw = tg__fw_any(tg_fw_in, 2);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("scatter_.value_reduce");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_scatter_value_reduce_(self, dim, index, value, reduce);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -34792,6 +34852,12 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t di
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("scatter_.value_reduce");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -35496,8 +35562,13 @@ static tg_tensor *tg__fwk_nonzero(tg_tensor *self)
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_nonzero(self);
-    tg__fw_not_implemented("nonzero");
-    return NULL;
+    tg_tensor *tg_r = tg__below_nonzero(self);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("nonzero");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_nonzero(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -35522,11 +35593,6 @@ tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *const tg_fw_in[] = { self };
     bool tg_fw = tg__fw_any(tg_fw_in, 1);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("nonzero");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_nonzero(self);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -35534,6 +35600,12 @@ tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("nonzero");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -36143,8 +36215,13 @@ static tg_tensor *tg__fwk_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor 
     tg_tensor *const tg_in[] = { grad, indices };
     if (!(tg__fw_any(tg_in, 2)))
         return tg__below_sort_backward(grad, dim, indices, sizes);
-    tg__fw_not_implemented("sort_backward");
-    return NULL;
+    tg_tensor *tg_r = tg__below_sort_backward(grad, dim, indices, sizes);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("sort_backward");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_sort_backward(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -36170,11 +36247,6 @@ tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_te
     tg_autograd_node_set_next_edge(tg_n, tg_e++, indices);
     tg_tensor *const tg_fw_in[] = { grad, indices };
     bool tg_fw = tg__fw_any(tg_fw_in, 2);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("sort_backward");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_sort_backward(grad, dim, indices, sizes);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -36182,6 +36254,12 @@ tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_te
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("sort_backward");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -36218,8 +36296,13 @@ static tg_tensor *tg__fwk_multinomial(tg_tensor *self, int64_t num_samples, bool
     tg_tensor *const tg_in[] = { self };
     if (!(tg__fw_any(tg_in, 1)))
         return tg__below_multinomial(self, num_samples, replacement, generator);
-    tg__fw_not_implemented("multinomial");
-    return NULL;
+    tg_tensor *tg_r = tg__below_multinomial(self, num_samples, replacement, generator);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("multinomial");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_multinomial(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -36244,11 +36327,6 @@ tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples,
     tg_autograd_node_set_next_edge(tg_n, tg_e++, self);
     tg_tensor *const tg_fw_in[] = { self };
     bool tg_fw = tg__fw_any(tg_fw_in, 1);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("multinomial");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_multinomial(self, num_samples, replacement, generator);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -36256,6 +36334,12 @@ tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples,
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("multinomial");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -36274,8 +36358,13 @@ static tg_tensor_list tg__fwk__foreach_norm(tg_tensor_list self, double ord)
 {
     if (!(tg__fw_any(self.data, (int)self.len)))
         return tg__below__foreach_norm(self, ord);
-    tg__fw_not_implemented("_foreach_norm.Scalar");
-    return (tg_tensor_list){ NULL, 0 };
+    tg_tensor_list tg_r = tg__below__foreach_norm(self, ord);
+    if (((tg_r.len > 0 && tg__gen_differentiable(tg_r.data[0])))) {
+        tg_tensor_list_release(tg_r);
+        tg__fw_not_implemented("_foreach_norm.Scalar");
+        return (tg_tensor_list){ NULL, 0 };
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply__foreach_norm(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -36293,10 +36382,6 @@ tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord
     if (!(tg_autograd_any_requires_grad(self.data, (int)self.len)))
         return tg__fwk__foreach_norm(self, ord);
     bool tg_fw = tg__fw_any(self.data, (int)self.len);
-    if (tg_fw) {
-        tg__fw_not_implemented("_foreach_norm.Scalar");
-        return (tg_tensor_list){ NULL, 0 };
-    }
     tg_tensor_list tg_r = tg__below__foreach_norm(self, ord);
     if (!tg_r.data)
         return tg_r;
@@ -36311,6 +36396,12 @@ tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord
     for (int64_t tg_i = 0; tg_i < tg_r.len; tg_i++)
         if (tg__gen_differentiable(tg_r.data[tg_i]))
             tg_autograd_set_history(tg_r.data[tg_i], tg_n, (int)tg_i);
+    if (tg_fw && ((tg_r.len > 0 && tg__gen_differentiable(tg_r.data[0])))) {
+        tg_autograd_node_release(tg_n);
+        tg_tensor_list_release(tg_r);
+        tg__fw_not_implemented("_foreach_norm.Scalar");
+        return (tg_tensor_list){ NULL, 0 };
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -36330,8 +36421,13 @@ static tg_tensor *tg__fwk_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor 
     tg_tensor *const tg_in[] = { self, grad, momentum_buffer };
     if (!(tg__fw_any(tg_in, 3)))
         return tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
-    tg__fw_not_implemented("sgd_step_");
-    return NULL;
+    tg_tensor *tg_r = tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("sgd_step_");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_sgd_step_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -36360,11 +36456,6 @@ tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
     tg_autograd_node_set_next_edge(tg_n, tg_e++, momentum_buffer);
     tg_tensor *const tg_fw_in[] = { self, grad, momentum_buffer };
     bool tg_fw = tg__fw_any(tg_fw_in, 3);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("sgd_step_");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_sgd_step_(self, grad, momentum_buffer, lr, momentum, dampening, weight_decay, nesterov, maximize, first_step);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -36372,6 +36463,12 @@ tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("sgd_step_");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }
@@ -36391,8 +36488,13 @@ static tg_tensor *tg__fwk_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor
     tg_tensor *const tg_in[] = { self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq };
     if (!(tg__fw_any(tg_in, 5)))
         return tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
-    tg__fw_not_implemented("adam_step_");
-    return NULL;
+    tg_tensor *tg_r = tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
+    if (((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_release(tg_r);
+        tg__fw_not_implemented("adam_step_");
+        return NULL;
+    }
+    return tg_r;
 }
 
 static int tg__ni_apply_adam_step_(tg_node *node, tg_tensor *const *grads, tg_tensor **out)
@@ -36423,11 +36525,6 @@ tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
     tg_autograd_node_set_next_edge(tg_n, tg_e++, max_exp_avg_sq);
     tg_tensor *const tg_fw_in[] = { self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq };
     bool tg_fw = tg__fw_any(tg_fw_in, 5);
-    if (tg_fw) {
-        tg_autograd_node_release(tg_n);
-        tg__fw_not_implemented("adam_step_");
-        return NULL;
-    }
     tg_tensor *tg_r = tg__below_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, lr, beta1, beta2, eps, weight_decay, amsgrad, maximize, decoupled_weight_decay);
     if (!tg_r) {
         tg_autograd_node_release(tg_n);
@@ -36435,6 +36532,12 @@ tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
     }
     if (tg__gen_differentiable(tg_r))
         tg_autograd_set_history(tg_r, tg_n, 0);
+    if (tg_fw && ((tg_r && tg__gen_differentiable(tg_r)))) {
+        tg_autograd_node_release(tg_n);
+        tg_release(tg_r);
+        tg__fw_not_implemented("adam_step_");
+        return NULL;
+    }
     tg_autograd_node_release(tg_n);
     return tg_r;
 }

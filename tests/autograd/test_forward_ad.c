@@ -402,3 +402,23 @@ Test(forward_ad, results_of_plain_tensors_have_no_tangent)
     tg_release(p);
     expect_no_leak();
 }
+
+/* Integral results of a dual tensor (argmax, a comparison) have no tangent and no error; an
+ * operator without a forward formula that would give a floating result fails naming it. */
+Test(forward_ad, integral_results_of_dual_tensors)
+{
+    tg_tensor *p = f64(fx_fwad_p, SHAPE(2, 3)), *t = f64(fx_fwad_t, SHAPE(2, 3));
+    TG_DUAL_LEVEL(lv)
+    {
+        tg_tensor *d = tg_make_dual(p, t, lv);
+        tg_tensor *am = tg_argmax(d), *gt = tg_gt_scalar(d, 0.0);
+        cr_expect(am && gt, "argmax / gt of a dual tensor failed: %s", tg_last_error());
+        expect_tangent(am, lv, NULL, 0, "argmax(dual)");
+        expect_tangent(gt, lv, NULL, 0, "dual > 0");
+        tg_tensor *all[] = { d, am, gt };
+        for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
+    }
+    tg_release(t);
+    tg_release(p);
+    expect_no_leak();
+}
