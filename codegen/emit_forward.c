@@ -169,9 +169,9 @@ static void output_code(tge_ctx *c, tgs_list *lines, const tga_op *op, const tgf
 }
 
 /* The tests "an input has a tangent" (at any level: tg__fw_any; at tg_l: tg__fw_any_level),
- * over `tg_in` (the single tensors, declared into *decl) and each list. */
-static void tangent_tests(tge_ctx *c, const tga_op *op, tgs_list *decl, const char **any,
-                          const char **at_level)
+ * over the array `arr` of the single tensors (declared into *decl) and each list. */
+static void tangent_tests(tge_ctx *c, const tga_op *op, const char *arr, tgs_list *decl,
+                          const char **any, const char **at_level)
 {
     tgs_list single = { 0 }, a = { 0 }, l = { 0 };
     for (int i = 0; i < op->nargs; i++) {
@@ -183,10 +183,10 @@ static void tangent_tests(tge_ctx *c, const tga_op *op, tgs_list *decl, const ch
         }
     }
     if (single.n) {
-        tgs_list_addf(decl, c->arena, "tg_tensor *const tg_in[] = { %s };",
+        tgs_list_addf(decl, c->arena, "tg_tensor *const %s[] = { %s };", arr,
                       tgs_list_join(&single, c->arena, ", "));
-        tgs_list_addf(&a, c->arena, "tg__fw_any(tg_in, %d)", single.n);
-        tgs_list_addf(&l, c->arena, "tg__fw_any_level(tg_in, %d, tg_l)", single.n);
+        tgs_list_addf(&a, c->arena, "tg__fw_any(%s, %d)", arr, single.n);
+        tgs_list_addf(&l, c->arena, "tg__fw_any_level(%s, %d, tg_l)", arr, single.n);
     }
     *any = a.n ? tgs_list_join(&a, c->arena, " || ") : NULL;
     *at_level = l.n ? tgs_list_join(&l, c->arena, " || ") : NULL;
@@ -221,15 +221,15 @@ static const char *floating_output(tge_ctx *c, const tga_op *op, const tgf_deriv
 }
 
 /* Whether op's kernels get forward-mode code: some output may have a tangent, some input may. */
-static bool has_forward(tge_ctx *c, const tga_op *op, const tgf_deriv *d, tgs_list *decl,
-                        const char **any, const char **at_level)
+static bool has_forward(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const char *arr,
+                        tgs_list *decl, const char **any, const char **at_level)
 {
     if (op->nrets == 0 || op->autograd == TGA_AUTOGRAD_OUT) return false;
     bool differentiable = false;
     for (int i = 0; i < op->nrets; i++)
         differentiable |= (!d || d->output_diff[i]) &&
                           (op->rets[i].kind == TGA_TENSOR || op->rets[i].kind == TGA_TENSOR_LIST);
-    tangent_tests(c, op, decl, any, at_level);
+    tangent_tests(c, op, arr, decl, any, at_level);
     return differentiable && *any;
 }
 
@@ -269,7 +269,7 @@ static const char *tangents_fn(tge_ctx *c, const tga_op *op, const tgf_deriv *d,
                tga_var_decl(c->arena, op->ret_ctype, "tg_r"));
     tgs_list decl = { 0 }, init = { 0 }, release = { 0 }, body = { 0 };
     const char *any, *unused;
-    tangent_tests(c, op, &decl, &any, &unused);
+    tangent_tests(c, op, "tg_in", &decl, &any, &unused);
     for (int i = 0; i < decl.n; i++) tgs_printf(&b, "    %s\n", decl.items[i]);
     for (int i = 0; i < op->nargs; i++) {
         const char *f = tgf_saved_field(c->arena, d, false, i, 0);
@@ -323,7 +323,7 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const tgf_deri
 {
     tgs_list decl = { 0 };
     const char *any, *at_level;
-    if (!has_forward(c, op, d, &decl, &any, &at_level)) return NULL;
+    if (!has_forward(c, op, d, "tg_in", &decl, &any, &at_level)) return NULL;
     const char *fail = tga_error_value(c->arena, op);
     tgs_buf b;
     tgs_buf_init(&b);
@@ -368,13 +368,11 @@ void tge_forward_record(tge_ctx *c, const tga_op *op, const tgf_deriv *d, const 
     *before = *release = *after = "";
     tgs_list decl = { 0 };
     const char *any, *at_level;
-    if (!has_forward(c, op, d, &decl, &any, &at_level)) return;
+    /* (tg_fw_in: the recording kernel declares tg_in for its own test) */
+    if (!has_forward(c, op, d, "tg_fw_in", &decl, &any, &at_level)) return;
     const char *fail = tga_error_value(c->arena, op);
-    tgs_list b = { 0 };
-    const char *in = tgs_replace(c->arena, any, "tg_in", "tg_fw_in");
-    for (int i = 0; i < decl.n; i++)
-        tgs_list_add(&b, c->arena, tgs_replace(c->arena, decl.items[i], "tg_in", "tg_fw_in"));
-    tgs_list_addf(&b, c->arena, "bool tg_fw = %s;", in);
+    tgs_list b = decl;
+    tgs_list_addf(&b, c->arena, "bool tg_fw = %s;", any);
     *before = tgs_list_join(&b, c->arena, "\n");
     if (!has_compiled(d)) { /* after the op: an error when an output can have a tangent */
         *after = tgs_fmt(c->arena,

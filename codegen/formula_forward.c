@@ -13,12 +13,6 @@
 #include "formula_check.h"
 #include "strbuf.h"
 
-static bool is_tensor_kind(tga_kind k)
-{
-    return k == TGA_TENSOR || k == TGA_OPT_TENSOR || k == TGA_TENSOR_LIST ||
-           k == TGA_OPT_TENSOR_LIST;
-}
-
 static bool is_auto(const char *name)
 {
     return !strcmp(name, "auto_element_wise") || !strcmp(name, "auto_linear");
@@ -79,7 +73,7 @@ tgf_node *tgf_forward_name(tgf_checker *c, const tgm_expr *e)
         n->index = ai;
         return n;
     }
-    if (!is_tensor_kind(kind)) {
+    if (!tga_kind_is_tensor(kind)) {
         tgf_fail(c, e->offset, "'%s': '%s' is a %s argument of '%s'; only tensors have tangents",
                  name, arg, tgf_kind_text(kind), s->full_name);
         return NULL;
@@ -157,8 +151,6 @@ static const tgf_node *find_helper(const tgf_node *n)
     return NULL;
 }
 
-static bool is_tensor_arg(tga_kind k) { return is_tensor_kind(k); }
-
 /* The text auto_element_wise / auto_linear stand for (PyTorch's gen_variable_type rules):
  * the sum over the differentiable inputs of their backward formula with `grad` replaced by
  * the input's tangent; the operator itself called on the tangents. NULL with *why set when
@@ -193,8 +185,10 @@ static const char *auto_text(tgf_checker *c, const char *kind, const char **why)
             for (int v = 0; v < dv->formulas[k].nvars; v++)
                 differentiable |= !strcmp(dv->formulas[k].var_names[v], name) &&
                                   strcmp(dv->formulas[k].text, "non_differentiable");
-        bool tensor = is_tensor_arg(op->args[i].kind) || op->args[i].kind == TGA_TENSOR_LIST;
-        tgs_list_add(&parts, c->a, tensor && differentiable ? tgs_fmt(c->a, "%s_t", name) : name);
+        tgs_list_add(&parts, c->a,
+                     tga_kind_is_tensor(op->args[i].kind) && differentiable
+                         ? tgs_fmt(c->a, "%s_t", name)
+                         : name);
     }
     return tgs_fmt(c->a, "%s(%s)", op->f->schema.base, tgs_list_join(&parts, c->a, ", "));
 }

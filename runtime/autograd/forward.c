@@ -163,17 +163,24 @@ static int store(tg_tensor *t, tg_tensor *tangent, int level)
     return store_id(t, tangent, level_ids[level]);
 }
 
+/* A copy of t's (level id, tangent) pairs, each tangent retained: *g is released with
+ * tg_release of each entry. g->n is 0 when t has none. */
+static void snapshot(const tg_tensor *t, struct tg__fw_grads *g)
+{
+    struct tg_autograd_meta *m = t->fw_dual ? t->autograd : NULL;
+    g->n = 0;
+    if (!m || !m->fw) return;
+    tg__meta_lock(m);
+    *g = *m->fw;
+    for (int i = 0; i < g->n; i++) tg_retain(g->e[i].tangent);
+    tg__meta_unlock(m);
+}
+
 int tg__fw_copy_detached(tg_tensor *dst, const tg_tensor *src)
 {
-    struct tg_autograd_meta *m = src->fw_dual ? src->autograd : NULL;
-    if (!m || !m->fw) return 0;
-    int n = tg__fw_levels();
     struct tg__fw_grads g;
-    tg__meta_lock(m);
-    g = *m->fw;
-    for (int i = 0; i < g.n; i++) tg_retain(g.e[i].tangent);
-    tg__meta_unlock(m);
-    int rc = 0;
+    snapshot(src, &g);
+    int n = tg__fw_levels(), rc = 0;
     for (int i = 0; i < g.n; i++) {
         tg_tensor *t = g.e[i].tangent;
         if (rc == 0 && level_live(g.e[i].level_id, n)) {
@@ -221,24 +228,17 @@ tg_tensor *tg__fw_output_alias(tg_tensor *r, int level)
         a->requires_grad = r->requires_grad;
     }
     /* The tangents r already has at the other levels (nested levels' cross terms). */
-    struct tg_autograd_meta *m = r->fw_dual ? rm : NULL;
-    if (m && m->fw) {
-        struct tg__fw_grads g;
-        tg__meta_lock(m);
-        g = *m->fw;
-        for (int i = 0; i < g.n; i++) tg_retain(g.e[i].tangent);
-        tg__meta_unlock(m);
-        uint64_t id = level_ids[level];
-        int rc = 0;
-        for (int i = 0; i < g.n; i++) {
-            if (rc == 0 && g.e[i].level_id != id)
-                rc = store_id(a, tg_retain(g.e[i].tangent), g.e[i].level_id);
-            tg_release(g.e[i].tangent);
-        }
-        if (rc) {
-            tg_release(a);
-            return NULL;
-        }
+    struct tg__fw_grads g;
+    snapshot(r, &g);
+    int rc = 0;
+    for (int i = 0; i < g.n; i++) {
+        if (rc == 0 && g.e[i].level_id != level_ids[level])
+            rc = store_id(a, tg_retain(g.e[i].tangent), g.e[i].level_id);
+        tg_release(g.e[i].tangent);
+    }
+    if (rc) {
+        tg_release(a);
+        return NULL;
     }
     return a;
 }
