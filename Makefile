@@ -137,7 +137,7 @@ CAP_SRC := $(wildcard kernels/cpu/cap/*.c)
 
 
 # ------------------------------------------------------------------ sources
-TGEN_SRC  := $(wildcard codegen/*.c)
+TGEN_SRC  := $(wildcard codegen/*.c codegen/*/*.c)
 # The core library, libtensorgen: everything but the CUDA backend, the same in every build.
 LIB_SRC   := $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c)) $(wildcard kernels/cpu/*.c) \
              $(wildcard kernels/composite/*.c) \
@@ -191,7 +191,7 @@ $(BUILD)/tgen: $(TGEN_OBJ)
 
 $(BUILD)/obj/codegen/%.o: codegen/%.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O2 -g $(WARN) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -O2 -g $(WARN) -Icodegen $(DEPFLAGS) -c $< -o $@
 
 TGEN_ARGS = --gen --native specs/native_functions.yaml --runtime runtime \
             $(if $(DERIVS),--derivatives $(DERIVS)) \

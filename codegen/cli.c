@@ -9,9 +9,9 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "emit.h"
-#include "formula.h"
-#include "frontend.h"
+#include "emit/emit.h"
+#include "formula/formula.h"
+#include "base/strbuf.h"
 
 static const char usage[] =
     "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"

@@ -19,7 +19,7 @@ FUZZ_DIR       := $(BUILD)/fuzz
 FUZZ_SAN       := -g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined \
                   -fno-sanitize-recover=undefined
 FUZZ_COMMON    := tests/fuzz/fuzz_common.c
-FUZZ_HDRS      := tests/fuzz/fuzz_common.h $(wildcard codegen/*.h)
+FUZZ_HDRS      := tests/fuzz/fuzz_common.h $(wildcard codegen/*.h codegen/*/*.h)
 # The root is compiled in so that a harness finds specs/, templates/ and runtime/ from any
 # directory ($TG_FUZZ_ROOT overrides it).
 FUZZ_DEFS      := -Icodegen -DTG_FUZZ_ROOT='"$(CURDIR)"'
@@ -30,7 +30,7 @@ FUZZ_TGEN_SRC  := $(filter-out codegen/main.c,$(TGEN_SRC))
 FUZZ_OBJ := $(FUZZ_TGEN_SRC:%.c=$(FUZZ_DIR)/obj/%.o)
 $(FUZZ_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(CSTD) $(FUZZ_SAN) -fsanitize=fuzzer-no-link $(DEPFLAGS) -c $< -o $@
+	$(FUZZ_CC) $(CSTD) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -Icodegen $(DEPFLAGS) -c $< -o $@
 
 $(FUZZ_DIR)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_COMMON) $(FUZZ_HDRS) $(FUZZ_OBJ)
 	$(FUZZ_CC) $(CSTD) $(FUZZ_SAN) -fsanitize=fuzzer $(FUZZ_DEFS) -o $@ $< $(FUZZ_COMMON) \
@@ -41,7 +41,7 @@ REPLAY_DIR := $(BUILD)/fuzz-replay
 REPLAY_OBJ := $(FUZZ_TGEN_SRC:%.c=$(REPLAY_DIR)/obj/%.o)
 $(REPLAY_DIR)/obj/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -g -O1 $(WARN) $(SAN_FLAGS) $(DEPFLAGS) -c $< -o $@
+	$(CC) $(CSTD) -g -O1 $(WARN) $(SAN_FLAGS) -Icodegen $(DEPFLAGS) -c $< -o $@
 
 $(REPLAY_DIR)/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/replay_main.c $(FUZZ_COMMON) $(FUZZ_HDRS) $(REPLAY_OBJ)
 	$(CC) $(CSTD) -g -O1 $(WARN) $(SAN_FLAGS) $(FUZZ_DEFS) -o $@ $< tests/fuzz/replay_main.c \

@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "diag.h"
+#include "base/diag.h"
 
 #ifndef TG_FUZZ_ROOT
 #define TG_FUZZ_ROOT "."

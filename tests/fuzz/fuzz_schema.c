@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
-#include "frontend.h"
+#include "base/diag.h"
+#include "spec/frontend.h"
 #include "fuzz_common.h"
 
 static int str_eq(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }

@@ -1,4 +1,4 @@
-/* Fuzz harness: the template engine (codegen/template.c). The input is a template, rendered
+/* Fuzz harness: the template engine (codegen/emit/template.c). The input is a template, rendered
  * against a fixed environment that defines every hole the real templates/ use (a name that
  * stands alone on a line there is a list, the others strings), plus a few of each kind, so
  * that the seeds (the templates themselves) render as they do in tgen. Oracle: the count of
@@ -10,9 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "diag.h"
+#include "base/diag.h"
 #include "fuzz_common.h"
-#include "template.h"
+#include "emit/template.h"
 
 static tgm_arena *g_arena; /* the environment's, for the whole process */
 static tgt_env *g_env;

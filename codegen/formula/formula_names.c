@@ -1,0 +1,129 @@
+/* What the formula checker looks up: operators by base name, which argument types a
+ * parameter accepts, and the names of backward nodes. */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "formula/formula_check.h"
+#include "base/strbuf.h"
+
+const char *tgf_node_base_name(tgm_arena *a, const char *base)
+{
+    /* PyTorch's rule: `_softmax` -> Softmax, `log_softmax` -> LogSoftmax, `mse_loss` -> MseLoss. */
+    tgs_buf b;
+    tgs_buf_init(&b);
+    bool up = true;
+    for (const char *p = base; *p; p++) {
+        if (*p == '_') {
+            up = true;
+            continue;
+        }
+        char c = up ? (char)toupper((unsigned char)*p) : *p;
+        tgs_putn(&b, &c, 1);
+        up = false;
+    }
+    tgs_puts(&b, "Backward");
+    return tgs_finish(&b, a);
+}
+
+int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int max)
+{
+    if (!strncmp(name, "at::", 4)) name = name + 4;
+    size_t n = strlen(name);
+    bool inplace = n > 1 && name[n - 1] == '_' && !(n > 4 && !strncmp(name, "__", 2));
+    /* The candidates share the base name: look the group up (a scan of every op per call made
+     * checking quadratic in the spec's size). The key drops the in-place `_`, as bases do. */
+    char small[128], *key = n < sizeof small ? small : malloc(n + 1);
+    if (!key) return 0;
+    memcpy(key, name, n - inplace);
+    key[n - inplace] = '\0';
+    const tga_op_group *g = ops->by_base ? tgm__map_get(ops->by_base, key) : NULL;
+    /* An operator library's formulas call its own operators, else tensorgen's: a base name of
+     * its own hides tensorgen's overloads of it. */
+    if (!g && ops->imports && ops->imports->by_base) g = tgm__map_get(ops->imports->by_base, key);
+    if (key != small) free(key);
+    int count = 0;
+    for (int i = 0; g && i < g->n && count < max; i++) {
+        const tga_op *op = g->ops[i];
+        const tgm_schema *s = &op->f->schema;
+        /* The in-place ones only when asked for by name (`mul_`); out= ones never: a formula
+         * has nowhere to put their outputs. */
+        if (op->f->kind == TGM_KIND_OUT || op->f->kind == TGM_KIND_SCRATCH ||
+            op->f->kind == TGM_KIND_MUTABLE)
+            continue;
+        if (s->inplace != inplace || (op->f->kind == TGM_KIND_INPLACE) != inplace) continue;
+        if (strlen(s->base) != n - inplace || strncmp(s->base, name, n - inplace)) continue;
+        found[count++] = op;
+    }
+    return count;
+}
+
+bool tgf_accepts(tga_kind want, tga_kind have)
+{
+    if (want == have) return true;
+    switch (want) {
+    /* A Tensor? value (an optional input) where a Tensor is wanted: the call fails at run time
+     * with "argument ... is NULL" when it is None, like PyTorch's undefined tensors. */
+    case TGA_TENSOR: return have == TGA_OPT_TENSOR;
+    case TGA_OPT_TENSOR: return have == TGA_TENSOR;
+    case TGA_OPT_INT: return have == TGA_INT;
+    case TGA_DOUBLE: return have == TGA_INT;
+    case TGA_OPT_DOUBLE: return have == TGA_INT || have == TGA_DOUBLE;
+    case TGA_OPT_BOOL: return have == TGA_BOOL;
+    case TGA_OPT_INT_LIST: return have == TGA_INT_LIST;
+    case TGA_OPT_DTYPE: return have == TGA_DTYPE;
+    case TGA_OPT_DEVICE: return have == TGA_DEVICE; /* one C type: tg_device */
+    case TGA_OPT_STR: return have == TGA_STR;
+    default: return false;
+    }
+}
+
+const char *tgf_kind_text(tga_kind k)
+{
+    static const char *const text[TGA_KIND_COUNT] = {
+        [TGA_UNSUPPORTED] = "?",
+        [TGA_TENSOR] = "Tensor",
+        [TGA_OPT_TENSOR] = "Tensor?",
+        [TGA_TENSOR_LIST] = "Tensor[]",
+        [TGA_INT] = "int",
+        [TGA_OPT_INT] = "int?",
+        [TGA_INT_LIST] = "int[]",
+        [TGA_OPT_INT_LIST] = "int[]?",
+        [TGA_DOUBLE] = "Scalar",
+        [TGA_OPT_DOUBLE] = "Scalar?",
+        [TGA_BOOL] = "bool",
+        [TGA_OPT_BOOL] = "bool?",
+        [TGA_DTYPE] = "ScalarType",
+        [TGA_OPT_DTYPE] = "ScalarType?",
+        [TGA_LAYOUT] = "Layout",
+        [TGA_OPT_LAYOUT] = "Layout?",
+        [TGA_DEVICE] = "Device",
+        [TGA_OPT_DEVICE] = "Device?",
+        [TGA_MEMORY_FORMAT] = "MemoryFormat",
+        [TGA_OPT_MEMORY_FORMAT] = "MemoryFormat?",
+        [TGA_OPT_GENERATOR] = "Generator?",
+        [TGA_STR] = "str",
+        [TGA_OPT_STR] = "str?",
+        [TGA_OPT_TENSOR_LIST] = "Tensor?[]",
+        [TGA_FLOAT_LIST] = "float[]",
+        [TGA_OPT_FLOAT_LIST] = "float[]?",
+        [TGA_BOOL_LIST] = "bool[]",
+        [TGA_OPT_BOOL_LIST] = "bool[]?",
+        [TGA_STR_LIST] = "str[]",
+        [TGA_OPT_STR_LIST] = "str[]?",
+        [TGA_STORAGE] = "Storage",
+        [TGA_OPT_STORAGE] = "Storage?",
+        [TGA_STREAM] = "Stream",
+        [TGA_QSCHEME] = "QScheme",
+        [TGA_OPT_QSCHEME] = "QScheme?",
+        [TGA_QUANTIZER] = "ConstQuantizerPtr",
+    };
+    switch ((int)k) {
+    case TGA_UNSUPPORTED: return "a value of a type without a C mapping";
+    case TGF_KIND_OPTIONS: return "TensorOptions";
+    case TGF_KIND_NONE: return "std::nullopt";
+    case TGF_KIND_LAMBDA: return "a lambda";
+    default: break;
+    }
+    return k < TGA_KIND_COUNT && text[k] ? text[k] : "?";
+}
