@@ -16,7 +16,7 @@ static vocab_ctx *current; /* tgm__parse_entries' callback has no user pointer *
 static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     static const char *const known[] = { "func", "doc", NULL };
-        const yaml_node_t *func = NULL;
+    const yaml_node_t *func = NULL;
     bool fields_ok = true;
     for (yaml_node_pair_t *p = entry->data.mapping.pairs.start; p < entry->data.mapping.pairs.top;
          p++) {
