@@ -724,7 +724,7 @@ int tg__boxed_masked_select_out(tg_fnptr kernel, tg_boxed_stack *s);   /* masked
 
 /* The op table (tg_register.c), indexed by tg_op; writable, because libraries
  * and backends add kernels to its rows. */
-extern tg_op_entry tg__ops[TG_NUM_OPS];
+extern tg_op_entry *const tg__ops[TG_NUM_OPS];
 
 #ifdef __cplusplus
 }

@@ -68,16 +68,25 @@ static void make_dir(const char *dir)
  * kernels/, myops/ops/ and myops/kernels/ for a library): tgen owns them whole. */
 static const char *const op_dirs[] = { "ops", "kernels" };
 
-/* Removes the headers of operators that left the spec, so that a kernel still including one
- * fails to compile instead of building against a stale prototype. */
-static void remove_stale(const tge_ctx *c, const char *dir)
+/* Whether a file of `dir` is tgen's to remove when this run did not write it: the header of an
+ * operator that left the spec (so that a kernel still including one fails to compile instead
+ * of building against a stale prototype), a shard of an earlier shard count. */
+typedef bool (*stale_rule)(tge_ctx *c, const char *name);
+
+static bool is_header(tge_ctx *c, const char *name)
+{
+    (void)c;
+    size_t len = strlen(name);
+    return len >= 3 && strcmp(name + len - 2, ".h") == 0;
+}
+
+static void remove_stale(tge_ctx *c, const char *dir, stale_rule rule)
 {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
-        size_t len = strlen(ent->d_name);
-        if (len < 3 || strcmp(ent->d_name + len - 2, ".h") != 0) continue;
+        if (!rule(c, ent->d_name)) continue;
         const char *path = tgs_fmt(c->arena, "%s/%s", dir, ent->d_name);
         bool emitted = false;
         for (int i = 0; i < c->nfiles && !emitted; i++)
@@ -112,6 +121,7 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
         tge_emit_autograd(&c);
         tge_emit_api(&c);
         if (o->docs_dir) tge_emit_docs(&c);
+        tge_render_shards(&c);
     }
     if (tgm_error_count() == errors_before) {
         make_dir(o->out_dir);
@@ -122,7 +132,9 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
         for (int i = 0; i < c.nfiles; i++)
             if (!unchanged(&c.files[i])) write_file(&c.files[i]);
         for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
-            remove_stale(&c, tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d])));
+            remove_stale(&c, tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d])),
+                         is_header);
+        remove_stale(&c, o->out_dir, tge_is_shard_name);
     }
     tgm_arena_free(c.arena);
     return tgm_error_count() - errors_before;

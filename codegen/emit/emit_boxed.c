@@ -1,4 +1,4 @@
-/* generated/tg_boxed.c: one boxed caller per operator. */
+/* generated/tg_boxed_<k>.c: one boxed caller per operator, in the shard of its group. */
 #include <string.h>
 
 #include "emit/emit_internal.h"
@@ -72,6 +72,13 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
 
 void tge_emit_boxed(tge_ctx *c)
 {
-    tge_render_op_list_file(c, "tg_boxed_caller.c.in", caller, "callers", "tg_boxed.c.in",
-                            tge_out_name(c, "boxed.c"));
+    static const char *const sections[] = { "callers" };
+    tge_shard_kind *k = tge_shard_kind_get(c, "boxed", "tg_boxed.c.in", sections, 1);
+    tgt_template t = tge_template(c, "tg_boxed_caller.c.in");
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        int s = tge_shard_of(c, op->f->schema.base);
+        tge_shard_include(c, k, s, tge_op_header(c, "kernels", op));
+        tge_shard_add(c, k, s, 0, caller(c, &t, op));
+    }
 }

@@ -94,6 +94,11 @@ const tge_group *tge_groups(tge_ctx *c, int *n)
     return c->groups;
 }
 
+const char *tge_row_name(tge_ctx *c, const tga_op *op)
+{
+    return tgs_fmt(c->arena, "%s__row_%s", op->prefix, op->cname);
+}
+
 const char *tge_guard_name(tge_ctx *c, const char *base)
 {
     char *s = tgm_strdup(c->arena, base);

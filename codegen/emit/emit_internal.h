@@ -23,6 +23,8 @@ typedef struct tge_group {
     int n;
 } tge_group;
 
+typedef struct tge_shard_kind tge_shard_kind;
+
 typedef struct tge_ctx {
     const tgm_model *model;
     const tge_options *opts;
@@ -33,6 +35,9 @@ typedef struct tge_ctx {
     int nfiles, files_cap;
     tge_group *groups; /* tge_groups(), NULL until first asked */
     int ngroups;
+    int nshards;              /* tge_nshards(), 0 until first asked */
+    tge_shard_kind **sharded; /* the kinds of sharded file, in the order first asked */
+    int nsharded, sharded_cap;
 } tge_ctx;
 
 /* ---- the context (emit_ctx.c) ---- */
@@ -50,6 +55,8 @@ const char *tge_out_name(tge_ctx *c, const char *suffix);
 const char *tge_op_dir(tge_ctx *c, const char *kind);
 /* Queues `text` for writing to <dir>/<name> (nothing is written before all files render). */
 void tge_add_file(tge_ctx *c, const char *dir, const char *name, const char *text);
+/* The op table row of op (emitted in its shard of <prefix>_ops_<k>.c): "tg__row_add". */
+const char *tge_row_name(tge_ctx *c, const tga_op *op);
 /* The groups of c->ops in order of first appearance (computed once, kept in c). */
 const tge_group *tge_groups(tge_ctx *c, int *n);
 /* "ADD" for `add`: the base in an include guard. */
@@ -66,7 +73,40 @@ tgs_list tge_per_op(tge_ctx *c, const char *item_template, tge_op_item item);
 void tge_render_op_list_file(tge_ctx *c, const char *item_template, tge_op_item item,
                              const char *hole, const char *file_template, const char *name);
 
+/* ---- shards (emit_shard.c; docs/generated-code.md, "Shards") ----
+ * The sources that grow with the operator count are written in shards by operator group,
+ * torchgen's write_sharded: group `base` always lands in shard tge_shard_of(c, base) of every
+ * kind, so that adding an operator rewrites one shard of each and recompiles nothing else. A
+ * shard includes only the headers of what it names. Emitters add code to the named sections
+ * of a kind's shards; emit.c renders every shard once all emitters ran, as
+ * <prefix>_<kind>_<k>.c (<prefix>_<kind>.c when there is one shard), and removes the shards
+ * of an earlier run that this one did not write. */
+/* How many shards each kind has: a power of two, about 48 groups a shard (one for a small
+ * library); it changes only when the operator count doubles. */
+int tge_nshards(tge_ctx *c);
+int tge_shard_of(tge_ctx *c, const char *base);
+/* The kind `kind` ("ops", "autograd"), rendered through templates/<file_template> with one
+ * list hole per section, ${includes} and ${shard}; made on first use. */
+tge_shard_kind *tge_shard_kind_get(tge_ctx *c, const char *kind, const char *file_template,
+                                   const char *const *sections, int nsections);
+void tge_shard_add(tge_ctx *c, tge_shard_kind *k, int shard, int section, const char *text);
+/* The same, unless the shard has the text already (a declaration several items need). */
+void tge_shard_add_once(tge_ctx *c, tge_shard_kind *k, int shard, int section, const char *text);
+/* `#include "<header>"` in the shard, once. */
+void tge_shard_include(tge_ctx *c, tge_shard_kind *k, int shard, const char *header);
+/* The header of op's group of `dir` ("ops", "kernels"): its library's, or tensorgen's for an
+ * operator a library imports. */
+const char *tge_op_header(tge_ctx *c, const char *dir, const tga_op *op);
+/* For emit.c: renders every shard into the context's files; whether a file name is that of
+ * a shard of one of the kinds (one an earlier run wrote and this one did not is removed). */
+void tge_render_shards(tge_ctx *c);
+bool tge_is_shard_name(tge_ctx *c, const char *file_name);
+
 /* ---- one emitter per generated file, called by emit.c ---- */
+/* The sections of the "ops" shards (<prefix>_ops_<k>.c): the int list defaults of options
+ * structs and the stubs (emit_ops_c.c), the table rows (emit_register.c). */
+enum { TGE_OPS_DEFAULTS, TGE_OPS_ROWS, TGE_OPS_STUBS, TGE_OPS_SECTIONS };
+extern const char *const tge_ops_sections[TGE_OPS_SECTIONS];
 void tge_emit_ops_h(tge_ctx *c);      /* generated/tg_ops.h */
 void tge_emit_kernels_h(tge_ctx *c);  /* generated/tg_kernels.h */
 void tge_emit_ops_c(tge_ctx *c);      /* generated/tg_ops.c */
@@ -75,21 +115,7 @@ void tge_emit_structured(tge_ctx *c); /* generated/tg_structured.c */
 void tge_emit_boxed(tge_ctx *c);      /* generated/tg_boxed.c */
 void tge_emit_op_list(tge_ctx *c);    /* generated/tg_op_list.h */
 void tge_emit_autograd(tge_ctx *c);   /* generated/tg_autograd.c, tg_grad_op_list.h */
-/* emit_forward.c (forward mode, inside tg_autograd.c): an entry's context struct and compiled
- * forward terms (NULL when none compiles); an operator's tg__fwk_<op> running `below_call` and
- * then its tangents (NULL when no output can have one). */
-struct tgf_deriv;
-const char *tge_forward_entry_code(tge_ctx *c, const struct tgf_deriv *d);
-const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d,
-                                    const char *below_call);
-/* The lines a recording kernel adds: before the op runs (whether inputs have tangents; self's
- * copy for an in-place op), on its failure, and after its history is recorded (the tangents,
- * so that their computation is recorded against the outputs' history); "" for none. node:
- * the kernel's node expression (a Tensor[]-returning op makes it after running: only the lines
- * after use it then). */
-void tge_forward_record(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d, const char *node,
-                        const char **before, const char **release, const char **after);
-void tge_emit_docs(tge_ctx *c); /* docs/ops.md */
-void tge_emit_api(tge_ctx *c);  /* generated/tensorgen_api.yaml (tensorgen's spec only) */
+void tge_emit_docs(tge_ctx *c);       /* docs/ops.md */
+void tge_emit_api(tge_ctx *c);        /* generated/tensorgen_api.yaml (tensorgen's spec only) */
 
 #endif

@@ -1,4 +1,5 @@
-/* generated/tg_ops.c: the public functions (dispatch stubs) and their boxed fallbacks. */
+/* generated/tg_ops_<k>.c: the public functions (dispatch stubs) and their boxed fallbacks, in
+ * the shard of their operator group, beside the group's table rows (emit_register.c). */
 #include <string.h>
 
 #include "emit/emit_internal.h"
@@ -156,26 +157,31 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgt_set_list(e, "null_checks", &checks);
     tgt_set(e, "keys", key_expr(c, op));
     tgt_set(e, "kfn", op->kfn_type);
-    tgt_set(e, "enum", op->enum_name);
+    tgt_set(e, "row", tge_row_name(c, op));
     tgt_setf(e, "fallback_call", "fallback_%s(%s)", op->cname, call_args(c, op));
     tgt_set(e, "call", call_and_return(c, op));
     return tgt_render_str(t, e, c->arena);
 }
 
+/* The shards' sections, shared with emit_register.c (which adds the rows). */
+const char *const tge_ops_sections[TGE_OPS_SECTIONS] = { "defaults", "rows", "stubs" };
+
 void tge_emit_ops_c(tge_ctx *c)
 {
-    tgs_list stubs = tge_per_op(c, "tg_ops_stub.c.in", stub), arrays = { 0 };
+    tge_shard_kind *k =
+        tge_shard_kind_get(c, "ops", "tg_ops.c.in", tge_ops_sections, TGE_OPS_SECTIONS);
+    tgt_template t = tge_template(c, "tg_ops_stub.c.in");
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
+        int s = tge_shard_of(c, op->f->schema.base);
+        tge_shard_include(c, k, s, tge_op_header(c, "ops", op));
+        tge_shard_include(c, k, s, tge_op_header(c, "kernels", op));
+        tge_shard_add(c, k, s, TGE_OPS_STUBS, stub(c, &t, op));
         for (int a = 0; a < op->nargs; a++)
             if (op->args[a].default_array)
-                tgs_list_addf(&arrays, c->arena, "const %s %s[] = { %s };",
-                              tga_list_elem_ctype(op->args[a].kind), op->args[a].default_array,
-                              op->args[a].default_values);
+                tge_shard_add(c, k, s, TGE_OPS_DEFAULTS,
+                              tgs_fmt(c->arena, "const %s %s[] = { %s };",
+                                      tga_list_elem_ctype(op->args[a].kind),
+                                      op->args[a].default_array, op->args[a].default_values));
     }
-    if (arrays.n == 0) tgs_list_add(&arrays, c->arena, "/* (none) */");
-    tgt_env *e = tge_env(c);
-    tgt_set_list(e, "default_arrays", &arrays);
-    tgt_set_list(e, "stubs", &stubs);
-    tge_render_file(c, "tg_ops.c.in", e, c->opts->out_dir, tge_out_name(c, "ops.c"));
 }

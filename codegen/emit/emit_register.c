@@ -1,4 +1,6 @@
-/* generated/tg_register.c: the op table (one tg_op_entry row per operator). */
+/* The op table: one tg_op_entry row per operator, in the shard of its group
+ * (generated/tg_ops_<k>.c, beside its public function), and generated/tg_register.c, which
+ * lists them in op-enum order and registers them. */
 #include "emit/emit_internal.h"
 
 static const struct {
@@ -45,7 +47,6 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
     int ntensor = 0;
     for (int i = 0; i < op->nargs; i++) ntensor += tga_kind_is_tensor(op->args[i].kind);
     tgt_env *e = tge_env(c);
-    tgt_set(e, "enum", op->enum_name);
     tgt_set(e, "name", op->row_name);
     tgt_set(e, "schema", tgs_c_string(c->arena, tga_schema_line(c->arena, op->f)));
     tgt_set_list(e, "kernels", &slots);
@@ -53,17 +54,29 @@ static const char *row(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgt_set(e, "composite", composite(c, op));
     tgt_setf(e, "ntensor", "%d", ntensor);
     tgt_setf(e, "nargs", "%d", op->nargs);
+    tgt_set(e, "row", tge_row_name(c, op));
     return tgt_render_str(t, e, c->arena);
 }
 
 void tge_emit_register(tge_ctx *c)
 {
-    tgs_list rows = tge_per_op(c, "tg_register_row.c.in", row);
+    tge_shard_kind *k =
+        tge_shard_kind_get(c, "ops", "tg_ops.c.in", tge_ops_sections, TGE_OPS_SECTIONS);
+    tgt_template t = tge_template(c, "tg_register_row.c.in");
+    tgs_list externs = { 0 }, rows = { 0 };
+    for (int i = 0; i < c->ops.n; i++) {
+        const tga_op *op = &c->ops.ops[i];
+        int s = tge_shard_of(c, op->f->schema.base);
+        tge_shard_add(c, k, s, TGE_OPS_ROWS, row(c, &t, op));
+        tgs_list_addf(&externs, c->arena, "extern tg_op_entry %s;", tge_row_name(c, op));
+        tgs_list_addf(&rows, c->arena, "&%s,", tge_row_name(c, op));
+    }
     /* tensorgen's own table is the runtime's (it finds it through tg__generated_ops); a
      * library's registers itself when loaded. */
     tgt_template reg =
         tge_template(c, c->model->ns ? "tg_register_library.c.in" : "tg_register_core.c.in");
     tgt_env *e = tge_env(c);
+    tgt_set_list(e, "externs", &externs);
     tgt_set_list(e, "rows", &rows);
     tgt_set(e, "registration", tgt_render_str(&reg, tge_env(c), c->arena));
     tge_render_file(c, "tg_register.c.in", e, c->opts->out_dir, tge_out_name(c, "register.c"));

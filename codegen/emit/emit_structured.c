@@ -173,16 +173,6 @@ static const char *scalar_overload(tge_ctx *c, const tgt_template *t, const tga_
     return tgt_render_str(t, e, c->arena);
 }
 
-/* Adds `#include "<dir>/<base>.h"` once. tg_structured.c includes only the headers of the
- * operators it names, so that adding an operator without glue leaves it alone. */
-static void include_once(tge_ctx *c, tgm_name_map *seen, tgs_list *out, const char *dir,
-                         const tga_op *op)
-{
-    const char *line =
-        tgs_fmt(c->arena, "#include \"%s/%s.h\"", tge_op_dir(c, dir), op->f->schema.base);
-    if (tgm__map_put(seen, line, (void *)line) == NULL) tgs_list_add(out, c->arena, line);
-}
-
 /* The entry whose kernel a glue kernel calls (a missing kernel's stub calls none). */
 static const tga_op *glue_callee(const tga_op *op, tga_origin origin)
 {
@@ -198,37 +188,39 @@ static bool is_glue(tga_origin origin)
            origin == TGA_KERNEL_FUNCTIONAL || origin == TGA_KERNEL_MISSING;
 }
 
-/* tg_structured.c: the glue that compiles everywhere, and the Scalar overloads. */
+/* tg_structured_<k>.c: the glue that compiles everywhere, and the Scalar overloads, in the
+ * shard of their operator's group; each shard includes only the headers of the operators it
+ * names, so that adding an operator without glue leaves every shard alone. */
 static void emit_glue(tge_ctx *c)
 {
-    tgm_name_map *seen = tgm__map_new(c->arena);
-    tgs_list includes = { 0 };
+    static const char *const sections[] = { "glue", "scalar_overloads" };
+    tge_shard_kind *sk = tge_shard_kind_get(c, "structured", "tg_structured.c.in", sections, 2);
     tgt_template one = tge_template(c, "tg_structured_glue.c.in");
     tgt_template scalar = tge_template(c, "tg_scalar_overload.c.in");
-    tgs_list items = { 0 }, scalars = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
         const tga_op *op = &c->ops.ops[i];
+        int s = tge_shard_of(c, op->f->schema.base);
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             if (is_glue(kn->origin) && !kn->cuda_only) {
-                tgs_list_add(&items, c->arena, glue(c, &one, op, kn));
-                include_once(c, seen, &includes, "kernels", op);
+                tge_shard_add(c, sk, s, 0, glue(c, &one, op, kn));
+                tge_shard_include(c, sk, s, tge_op_header(c, "kernels", op));
                 const tga_op *callee = glue_callee(op, kn->origin);
-                if (callee) include_once(c, seen, &includes, "kernels", callee);
+                if (callee) tge_shard_include(c, sk, s, tge_op_header(c, "kernels", callee));
             } else if (kn->origin == TGA_KERNEL_SCALAR) {
-                tgs_list_add(&scalars, c->arena, scalar_overload(c, &scalar, op, kn));
-                include_once(c, seen, &includes, "kernels", op);
-                include_once(c, seen, &includes, "ops", op->tensor_overload);
+                tge_shard_add(c, sk, s, 1, scalar_overload(c, &scalar, op, kn));
+                tge_shard_include(c, sk, s, tge_op_header(c, "kernels", op));
+                tge_shard_include(c, sk, s, tge_op_header(c, "ops", op->tensor_overload));
             }
         }
     }
-    if (scalars.n == 0) tgs_list_add(&scalars, c->arena, "/* (none) */");
-    tgt_env *e = tge_env(c);
-    if (includes.n == 0) tgs_list_add(&includes, c->arena, "/* (no glue) */");
-    tgt_set_list(e, "includes", &includes);
-    tgt_set_list(e, "glue", &items);
-    tgt_set_list(e, "scalar_overloads", &scalars);
-    tge_render_file(c, "tg_structured.c.in", e, c->opts->out_dir, tge_out_name(c, "structured.c"));
+}
+
+/* Adds `#include "<header>"` once. */
+static void include_once(tge_ctx *c, tgm_name_map *seen, tgs_list *out, const char *header)
+{
+    const char *line = tgs_fmt(c->arena, "#include \"%s\"", header);
+    if (tgm__map_put(seen, line, (void *)line) == NULL) tgs_list_add(out, c->arena, line);
 }
 
 /* tg_register_cuda.c: the glue around CUDA kernels, and the table of every kernel that serves
@@ -243,11 +235,11 @@ static void emit_cuda(tge_ctx *c)
         for (int k = 0; k < op->nkernels; k++) {
             const tga_kernel *kn = &op->kernels[k];
             if (!kn->cuda_only) continue;
-            include_once(c, seen, &includes, "kernels", op);
+            include_once(c, seen, &includes, tge_op_header(c, "kernels", op));
             if (is_glue(kn->origin)) {
                 tgs_list_add(&items, c->arena, glue(c, &one, op, kn));
                 const tga_op *callee = glue_callee(op, kn->origin);
-                if (callee) include_once(c, seen, &includes, "kernels", callee);
+                if (callee) include_once(c, seen, &includes, tge_op_header(c, "kernels", callee));
             }
             if (kn->slots & TGA_SLOT_CUDA)
                 tgs_list_addf(&entries, c->arena, "{ %s, TG_KEY_CUDA, (tg_fnptr)%s },",

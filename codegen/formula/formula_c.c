@@ -509,12 +509,13 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     tgs_printf(&b, "/* %s: %s */\n", tgs_c_comment(c.a, f->src->vars),
                tgs_c_comment(c.a, f->src->text));
     if (joint || opt)
-        tgs_printf(&b, "static int %s(%s *n, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn,
-                   node_type);
+        tgs_printf(
+            &b, "static int %s(tg_node *tg_nd, tg_tensor *const *grads, tg_tensor **out)\n{\n", fn);
     else if (list)
-        tgs_printf(&b, "static tg_tensor_list %s(%s *n, tg_tensor *const *grads)\n{\n", fn,
-                   node_type);
-    else tgs_printf(&b, "static tg_tensor *%s(%s *n, tg_tensor *const *grads)\n{\n", fn, node_type);
+        tgs_printf(&b, "static tg_tensor_list %s(tg_node *tg_nd, tg_tensor *const *grads)\n{\n",
+                   fn);
+    else tgs_printf(&b, "static tg_tensor *%s(tg_node *tg_nd, tg_tensor *const *grads)\n{\n", fn);
+    tgs_printf(&b, "    %s *n = (%s *)tg_nd;\n", node_type, node_type);
     tgs_puts(&b, joint  ? "    int tg_rc = -1;\n"
                  : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
                  : opt  ? "    int tg_rc = -1;\n    tg_tensor *tg_r = NULL;\n"
@@ -550,8 +551,8 @@ const char *tgf_compile_forward(tgm_arena *a, const tgf_deriv *d, const tgf_node
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "/* %s */\n", tgs_c_comment(a, comment));
-    tgs_printf(&b, "static %s%s(%s *n)\n{\n", list ? "tg_tensor_list " : "tg_tensor *", fn,
-               ctx_type);
+    tgs_printf(&b, "static %s%s(void *tg_frame)\n{\n    %s *n = tg_frame;\n",
+               list ? "tg_tensor_list " : "tg_tensor *", fn, ctx_type);
     tgs_puts(&b,
              list ? "    tg_tensor_list tg_r = { NULL, 0 };\n" : "    tg_tensor *tg_r = NULL;\n");
     for (int i = 0; i < c.decls.n; i++) tgs_printf(&b, "    %s\n", c.decls.items[i]);

@@ -21,6 +21,9 @@ tg_tensor *tg__autograd_sum_to(tg_tensor *grad, const int64_t *dims, int64_t nd,
 tg_tensor *tg__autograd_accumulate(tg_tensor *a, tg_tensor *b);
 /* Ones shaped like t (the implicit gradient of a scalar root). */
 tg_tensor *tg__autograd_ones_like(tg_tensor *t);
+/* A copy of t, recorded like any operator: an in-place op's self as it was, which its node
+ * saves and its forward formulas read (PyTorch's original_self). */
+tg_tensor *tg__autograd_clone(tg_tensor *t);
 
 /* A view of all of t (the same sizes), with t's reverse-mode history and the tangents the view
  * operator propagates: what make_dual and unpack_dual return. */

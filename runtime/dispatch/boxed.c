@@ -23,11 +23,11 @@ static int by_name(const void *a, const void *b)
 static void build_index(void)
 {
     int n = 0;
-    tg_op_entry *ops = tg__generated_ops(&n);
+    tg_op_entry *const *ops = tg__generated_ops(&n);
     if (!ops || n <= 0) return;
     index_ = malloc((size_t)n * sizeof *index_);
     if (!index_) return; /* lookups then fail with "unknown operator" */
-    for (int i = 0; i < n; i++) index_[i] = &ops[i];
+    for (int i = 0; i < n; i++) index_[i] = ops[i];
     qsort(index_, (size_t)n, sizeof *index_, by_name);
     nindex = n;
 }

@@ -23,7 +23,7 @@ int tg__no_kernel(const tg_op_entry *e, int key);
 
 /* Provided by generated code (tg_register.c): tensorgen's own operator table, in op-enum
  * order. */
-tg_op_entry *tg__generated_ops(int *n);
+tg_op_entry *const *tg__generated_ops(int *n);
 
 /* registry.c: what libraries and backends registered. An operator by name, tensorgen's own
  * ("add.Tensor", "aten::add.Tensor") or a library's ("myops::nms"); NULL if none. */

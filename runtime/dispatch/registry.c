@@ -215,12 +215,12 @@ static int check_library_locked(const tg_library *lib, const char *what)
     if (lib->ns && !strcmp(lib->ns, "aten"))
         return tg__fail(what, "the namespace 'aten' is tensorgen's own");
     for (int i = 0; i < lib->nops; i++) {
-        const char *name = lib->ops[i].name;
+        const char *name = lib->ops[i]->name;
         if (!name || strncmp(name, lib->ns, nslen) || strncmp(name + nslen, "::", 2))
             return tg__fail(what, "%s: operator %d is not named %s::...", lib->ns, i, lib->ns);
         bool found;
         op_slot(name, &found);
-        for (int j = 0; j < i && !found; j++) found = !strcmp(lib->ops[j].name, name);
+        for (int j = 0; j < i && !found; j++) found = !strcmp(lib->ops[j]->name, name);
         if (found) return tg__fail(what, "operator %s is already registered", name);
     }
     for (int i = 0; i < lib->nkernels; i++) {
@@ -230,13 +230,21 @@ static int check_library_locked(const tg_library *lib, const char *what)
     return 0;
 }
 
+/* Whether `row` is one of lib's. */
+static bool owns_row(const tg_library *lib, const tg_op_entry *row)
+{
+    for (int i = 0; i < lib->nops; i++)
+        if (lib->ops[i] == row) return true;
+    return false;
+}
+
 /* Takes out every kernel `lib` added and every kernel added to its rows. */
 static void drop_kernels_locked(const tg_library *lib)
 {
     int keep = 0;
     for (int i = 0; i < nkregs; i++) {
         kernel_reg *r = &kregs[i];
-        bool own_row = r->row >= lib->ops && r->row < lib->ops + lib->nops;
+        bool own_row = owns_row(lib, r->row);
         if (r->owner != lib && !own_row) {
             kregs[keep++] = *r;
             continue;
@@ -268,9 +276,9 @@ static int register_locked(const tg_library *lib)
     }
     for (int i = 0; i < lib->nops; i++) {
         bool found;
-        int at = op_slot(lib->ops[i].name, &found);
+        int at = op_slot(lib->ops[i]->name, &found);
         memmove(&ops[at + 1], &ops[at], (size_t)(nops - at) * sizeof *ops);
-        ops[at] = &lib->ops[i];
+        ops[at] = lib->ops[i];
         nops++;
     }
     libs[nlibs++] = lib;
@@ -303,7 +311,7 @@ void tg_library_unregister(const tg_library *lib)
         drop_kernels_locked(lib);
         int keep = 0;
         for (int i = 0; i < nops; i++)
-            if (!(ops[i] >= lib->ops && ops[i] < lib->ops + lib->nops)) ops[keep++] = ops[i];
+            if (!owns_row(lib, ops[i])) ops[keep++] = ops[i];
         nops = keep;
         keep = 0;
         for (int i = 0; i < nlibs; i++)

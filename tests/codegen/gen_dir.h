@@ -7,6 +7,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "codegen/tgen_run.h"
 
@@ -36,6 +37,28 @@ static inline char *tgen_read_out(const char *dir, const char *file)
     snprintf(path, sizeof path, "%s/%s", dir, file);
     char *text = tgen_slurp(path);
     cr_assert(text, "tgen wrote no %s", path);
+    return text;
+}
+
+/* Every shard of a sharded kind of file, `<stem>.c` (one shard) or `<stem>_<k>.c`, one after
+ * the other (free it); fails the test when there is none. */
+static inline char *tgen_read_shards(const char *dir, const char *stem)
+{
+    char pattern[600];
+    snprintf(pattern, sizeof pattern, "%s/%s.c", dir, stem);
+    char *text = tgen_slurp(pattern);
+    for (int k = 0; k < 4096; k++) {
+        snprintf(pattern, sizeof pattern, "%s/%s_%d.c", dir, stem, k);
+        char *shard = tgen_slurp(pattern);
+        if (!shard) break;
+        size_t a = text ? strlen(text) : 0, b = strlen(shard);
+        char *both = realloc(text, a + b + 1);
+        cr_assert(both, "out of memory");
+        memcpy(both + a, shard, b + 1);
+        text = both;
+        free(shard);
+    }
+    cr_assert(text, "tgen wrote no %s/%s.c nor its shards", dir, stem);
     return text;
 }
 

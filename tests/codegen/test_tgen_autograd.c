@@ -26,8 +26,8 @@ static void generate(void)
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
-    autograd_c = tgen_read_out(dir, "tg_autograd.c");
-    register_c = tgen_read_out(dir, "tg_register.c");
+    autograd_c = tgen_read_shards(dir, "tg_autograd");
+    register_c = tgen_read_shards(dir, "tg_ops"); /* the op table's rows */
     grad_list_h = tgen_read_out(dir, "tg_grad_op_list.h");
 }
 
@@ -60,7 +60,8 @@ static void expect_in(const char *text, const char *what, const char *where)
 
 Test(tgen_autograd, compiles_warning_free)
 {
-    const char *const files[] = { "tg_autograd.c", "tg_register.c", "tg_ops.c", "tg_structured.c" };
+    const char *const files[] = { "tg_autograd*.c", "tg_register.c", "tg_ops*.c",
+                                  "tg_structured*.c", "tg_boxed*.c" };
     cr_expect_eq(tgen_compile_errors(dir, files, sizeof files / sizeof files[0]), 0,
                  "generated C does not compile (commands above)");
 }
@@ -86,68 +87,102 @@ Test(tgen_autograd, saves_only_what_formulas_use)
     free(s);
     /* A Tensor? with its None flag; a string kept after the node struct. */
     expect_in(autograd_c, "bool weight_defined;", "WeightedBackward0");
-    expect_in(autograd_c, "tg_n->rounding_mode = tg__gen_keep_str(rounding_mode, &tg_cursor);",
-              "the div.Tensor_mode kernel");
-    /* A non-differentiable output read by name is saved as an output. */
-    expect_in(autograd_c, "tg_autograd_save(&tg_n->result1, tg_r.indices, true, 1);",
-              "the max.dim kernel");
+    expect_in(autograd_c,
+              "{ TG_AG_SAVE_STR, false, offsetof(tg__frame_DivBackward0, rounding_mode), "
+              "offsetof(tg__node_DivBackward0, rounding_mode), 0, NULL },",
+              "the div.Tensor_mode entry");
+    /* A non-differentiable output read by name is saved as an output (output 1). */
+    expect_in(autograd_c,
+              "{ TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_MaxBackward0, result1), 0, NULL },",
+              "the max.dim entry");
 }
 
 /* Int lists are copied into the node's trailing storage before strings, whatever the
  * argument order, so that they stay 8-byte aligned. */
 Test(tgen_autograd, keeps_int_lists_before_strings)
 {
-    char *k = section_to(autograd_c, "tg__autograd_kernel_str_then_ints(", "\n}\n");
-    const char *ints = strstr(k, "tg__gen_keep_ints(dims, &tg_cursor)");
-    const char *str = strstr(k, "tg__gen_keep_str(mode, &tg_cursor)");
-    cr_assert(ints && str, "the kernel does not keep both values:\n%s", k);
+    char *k = section_to(autograd_c, "static const tg_ag_save StrThenIntsBackward0_saves[]", "};");
+    const char *ints =
+        strstr(k, "{ TG_AG_SAVE_INTS, false, offsetof(tg__frame_StrThenIntsBackward0, dims)");
+    const char *str =
+        strstr(k, "{ TG_AG_SAVE_STR, false, offsetof(tg__frame_StrThenIntsBackward0, mode)");
+    cr_assert(ints && str, "the entry does not keep both values:\n%s", k);
     cr_expect(ints < str, "the string is copied before the int list:\n%s", k);
     free(k);
 }
 
 Test(tgen_autograd, names_nodes_like_pytorch)
 {
-    expect_in(autograd_c, "{ \"AddBackward0\", AddBackward0_apply", "add.Tensor");
-    expect_in(autograd_c, "{ \"AddBackward1\", AddBackward1_apply", "add.Scalar");
+    expect_in(autograd_c, "{ { \"AddBackward0\", tg__autograd_apply", "add.Tensor");
+    expect_in(autograd_c, "{ { \"AddBackward1\", tg__autograd_apply", "add.Scalar");
     expect_in(autograd_c, "{ \"ToCopyBackward0\"", "_to_copy");
     expect_in(autograd_c, "{ \"SoftplusLikeBackward0\"", "softplus_like");
 }
 
 Test(tgen_autograd, records_history_for_differentiable_outputs_only)
 {
-    char *k = section(autograd_c, "tg_values_indices tg__autograd_kernel_max_dim(");
-    expect_in(k, "tg_autograd_set_history(tg_r.values, &tg_n->base, 0);", "max.dim");
-    cr_expect(!strstr(k, "tg_autograd_set_history(tg_r.indices"), "indices get a grad_fn:\n%s", k);
-    expect_in(k, "tg_autograd_node_new(sizeof *tg_n, &MaxBackward0_vtable, 2, 1)", "max.dim");
+    /* The runtime gives history to the outputs marked differentiable (record.c). */
+    char *k = section_to(autograd_c, "static const tg_ag_output MaxBackward0_outputs[]", "};");
+    expect_in(k,
+              "{ offsetof(tg_values_indices, values), offsetof(tg__frame_MaxBackward0, result0), "
+              "sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },",
+              "max.dim");
+    expect_in(k,
+              "{ offsetof(tg_values_indices, indices), offsetof(tg__frame_MaxBackward0, result1), "
+              "sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },",
+              "max.dim");
+    free(k);
+    /* Two outputs, one edge. */
+    k = section_to(autograd_c, "static const tg_ag_entry MaxBackward0_entry", "};");
+    expect_in(k, ".nedges = 1, .list_edge = -1,", "max.dim");
+    expect_in(k, ".noutputs = 2,", "max.dim");
     free(k);
 }
 
 Test(tgen_autograd, joint_and_not_implemented_formulas)
 {
-    expect_in(autograd_c, "tg_rc = MaximumBackward0_self_other(n, grads, out);",
+    /* A joint formula fills out[] itself and runs when either edge needs a gradient. */
+    expect_in(autograd_c,
+              "{ TG_AGF_STATUS, -1, UINT64_C(0x3), -1, NULL, .fn.status = "
+              "MaximumBackward0_self_other },",
               "MaximumBackward0");
     expect_in(autograd_c, "out[1] = t0.indices;", "MaximumBackward0_self_other");
-    expect_in(autograd_c, "tg_rc = tg_autograd_not_implemented(\"mm: mat2\");", "MmBackward0");
-    /* A Tensor[] input declared not_implemented: one edge per element after the fixed ones. */
     expect_in(autograd_c,
-              "tg_autograd_node_new(sizeof *tg_n, &CatBackward0_vtable, 1, 0 + (int)tensors.len)",
-              "cat");
-    /* No formula at all (floor): forward works, backward names the operator. */
-    expect_in(autograd_c, "return tg_autograd_not_implemented(\"floor\");", "floor");
-    expect_in(autograd_c, "{ \"NotImplemented\", tg__ni_apply_floor, NULL }", "floor");
+              "{ TG_AGF_NOT_IMPL, -1, UINT64_C(0x2), -1, \"mm: mat2\", .fn.one = NULL },",
+              "MmBackward0");
+    /* A Tensor[] input declared not_implemented: one edge per element after the fixed ones. */
+    char *e = section_to(autograd_c, "static const tg_ag_entry CatBackward0_entry", "};");
+    expect_in(e, ".edges = NULL, .nedges = 0, .list_edge = 0,", "cat");
+    free(e);
+    /* No formula at all (floor): forward works, backward names the operator (the runtime's
+     * NotImplemented node, record.c). */
+    e = section_to(autograd_c, "static const tg_ag_entry tg__ni_floor_entry", "};");
+    expect_in(e, ".vt = NULL, .node_size = 0, .why = NULL,", "floor");
+    free(e);
+    expect_in(
+        autograd_c,
+        "static const tg_ag_op tg__ag_floor = { \"floor\", \"floor\", &tg__ni_floor_entry, false };",
+        "floor");
 }
 
 Test(tgen_autograd, inplace_and_out_variants)
 {
+    /* The in-place op records its functional sibling's entry, marked in place: the runtime
+     * checks self, saves a copy of it before the op runs (record.c) and its forward formulas
+     * read that copy. */
+    expect_in(
+        autograd_c,
+        "static const tg_ag_op tg__ag_mul_ = { \"mul_\", \"mul_.Tensor\", &MulBackward0_entry, true };",
+        "mul_");
     char *k = section(autograd_c, "tg_tensor *tg__autograd_kernel_mul_(");
-    expect_in(k, "tg_autograd_check_inplace(\"mul_\", self)", "mul_");
-    expect_in(k, "tg_tensor *tg_orig = tg_clone(self);", "mul_");
-    expect_in(k, "&MulBackward0_vtable", "mul_");
-    /* self is saved before the op runs. */
-    cr_expect(strstr(k, "tg_clone(self)") <
-                  strstr(k, "tg__below_mul_(self, other);\n    if (!tg_r)"),
-              "mul_ saves self after the op:\n%s", k);
+    const char *begin = strstr(k, "tg__autograd_begin(&tg_c, &tg__ag_mul_, &tg_x)");
+    const char *call = strstr(k, "tg_r = tg_mul_(self, other);");
+    cr_expect(begin && call && begin < call, "mul_ does not record before the op runs:\n%s", k);
     free(k);
+    expect_in(autograd_c,
+              "{ TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MulBackward0, self), "
+              "offsetof(tg__node_MulBackward0, self), 0, NULL },",
+              "MulBackward0 saves self");
     k = section(autograd_c, "tg_tensor *tg__autograd_kernel_add_out(");
     expect_in(k, "tg_autograd_check_out(\"add\", tg_in, 3)", "add.out");
     free(k);
@@ -155,16 +190,13 @@ Test(tgen_autograd, inplace_and_out_variants)
 
 Test(tgen_autograd, fills_the_autograd_slot)
 {
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,",
-              "tg_register.c");
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,",
-              "tg_register.c");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add,", "the rows");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_add_out,", "the rows");
     /* A composite with a formula uses the formula; one without keeps the composite. */
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_twice,",
-              "tg_register.c");
-    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_square,", "tg_register.c");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__autograd_kernel_twice,", "the rows");
+    expect_in(register_c, "[TG_KEY_AUTOGRAD] = (tg_fnptr)tg__composite_square,", "the rows");
     /* Factories get none (nothing to differentiate). */
-    char *row = section_to(register_c, "[TG_OP_ZEROS] = {", "\n    },\n");
+    char *row = section_to(register_c, "tg_op_entry tg__row_zeros = {", "\n    },\n");
     cr_expect(!strstr(row, "TG_KEY_AUTOGRAD"), "zeros has an autograd kernel:\n%s", row);
     free(row);
 }
@@ -207,28 +239,23 @@ Test(tgen_autograd, forward_mode)
 {
     expect_in(autograd_c, "if (!(t0 = tg_mul(n->other_t, n->self))) goto done;", "mul jvp term 0");
     expect_in(autograd_c, "if (!(t0 = tg_mul(n->self_t, n->other))) goto done;", "mul jvp term 1");
-    char *k = section(autograd_c, "static int tg__fwt_mul(");
-    expect_in(k, "if (tg__fw_has(other, tg_l)) {", "mul: term 0 runs with other's tangent");
-    expect_in(k, "if (tg__fw_has(self, tg_l)) {", "mul: term 1 runs with self's tangent");
-    expect_in(k, ".result = tg__fw_output_alias(tg_r, tg_l)", "mul reads its output's alias");
-    expect_in(k, "tg__fw_set(\"mul\", tg_r, tg_t, tg_l)", "mul");
+    /* Term 0 runs when other has a tangent (argument 1), term 1 when self has (argument 0). */
+    char *k = section_to(autograd_c, "static const tg_fw_term MulBackward0_terms[]", "};");
+    expect_in(k, "{ 0, false, UINT64_C(0x2), MulBackward0_jvp0_0, NULL },", "mul term 0");
+    expect_in(k, "{ 0, false, UINT64_C(0x1), MulBackward0_jvp0_1, NULL },", "mul term 1");
     free(k);
-    k = section(autograd_c, "static int tg__fwt_mul_(");
-    expect_in(k, ".self = tg_self0", "mul_ reads self as it was");
-    expect_in(k, "tg__fw_set_inplace(\"mul_\", tg_r, tg_t, tg_l)", "mul_");
-    free(k);
-    k = section(autograd_c, "static tg_tensor *tg__fwk_mul_(");
-    expect_in(k, "tg_tensor *tg_self0 = tg_clone(self);", "mul_ keeps self as it was");
-    free(k);
+    /* The formulas read the output (`result`) from the frame, where the runtime puts its
+     * alias. */
+    expect_in(autograd_c,
+              "{ 0, offsetof(tg__frame_MulBackward0, result), sizeof(tg_tensor *), "
+              "TG_AG_OUT_TENSOR, true },",
+              "mul's output");
     expect_in(autograd_c, "if (!(t0 = tg_mul(n->self_t, n->result))) goto done;",
               "exp: auto_element_wise");
     expect_in(autograd_c, "tg_expand_fn(n->self_t, n->size,", "expand: auto_linear");
-    expect_in(autograd_c, "tg__fw_not_implemented(\"floor\");", "floor");
-    /* Without an input requiring grad the kernel runs the op through the forward-mode
-     * wrapper; with one, the tangents are computed once the output has its history. */
-    k = section(autograd_c, "tg_tensor *tg__autograd_kernel_mul(");
-    expect_in(k, "return tg__fwk_mul(self, other);", "mul");
-    cr_expect(strstr(k, "tg_autograd_set_history(") < strstr(k, "tg__fwt_mul(self, other, tg_r)"),
-              "mul computes tangents before recording history:\n%s", k);
+    /* floor has no forward formula: its descriptor has no terms and no reason, so forward
+     * mode reports it not implemented. */
+    k = section_to(autograd_c, "static const tg_ag_entry tg__ni_floor_entry", "};");
+    expect_in(k, ".terms = NULL, .nterms = 0, .fw_why = NULL,", "floor");
     free(k);
 }

@@ -15,7 +15,7 @@
 #define DERIVS "tests/codegen/emit/pytorch_forms_derivs.yaml"
 #define VOCAB "tests/codegen/emit/pytorch_forms_functions.yaml"
 
-static char *dir, *autograd_c;
+static char *dir, *autograd_c, *engine_c;
 
 static void generate(void)
 {
@@ -27,12 +27,14 @@ static void generate(void)
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
     tgen_result_free(&r);
-    autograd_c = tgen_read_out(dir, "tg_autograd.c");
+    autograd_c = tgen_read_shards(dir, "tg_autograd");
+    engine_c = tgen_read_out(dir, "tg_autograd_engine.c");
 }
 
 static void cleanup(void)
 {
     free(autograd_c);
+    free(engine_c);
     tgen_rmdir(dir);
 }
 
@@ -52,7 +54,7 @@ static void expect_has(const char *what)
 
 Test(tgen_pytorch_forms, compiles_warning_free)
 {
-    const char *const files[] = { "tg_autograd.c" };
+    const char *const files[] = { "tg_autograd*.c" };
     cr_expect_eq(tgen_compile_errors(dir, files, 1), 0,
                  "generated C does not compile (commands above)");
 }
@@ -78,7 +80,7 @@ Test(tgen_pytorch_forms, numbers_nodes_by_their_name)
                                   "IndicesBackward0", "IndicesBackward1" };
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char def[128];
-        snprintf(def, sizeof def, "static const tg_node_vtable %s_vtable", names[i]);
+        snprintf(def, sizeof def, "static const tg_ag_node_type %s_type", names[i]);
         cr_expect_eq(count(autograd_c, def), 1, "%s defined %d times", names[i],
                      count(autograd_c, def));
     }
@@ -95,18 +97,21 @@ Test(tgen_pytorch_forms, quotes_comments_in_formulas)
 /* The engine calls the spec's operators by the C names tgen derives for them. */
 Test(tgen_pytorch_forms, engine_uses_the_derived_c_names)
 {
-    expect_has("tg_sum_dim_intlist(r, ((tg_int_list){ dims, nd }), .keepdim = true)");
-    expect_has(
-        "tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device)");
-    expect_has("tg_to_dtype(r, m->dtype)");
-    expect_has("return tg_add(a, b);");
-    /* (This spec lacks view and copy_: forward mode's calls, after the engine's, report it.) */
-    char *fw = strstr(autograd_c, "\n/* Forward mode: this spec does not declare");
-    cr_expect(fw != NULL, "forward mode does not report the operators the spec lacks");
-    if (fw) *fw = 0;
-    cr_expect_eq(count(autograd_c, "tg__gen_engine_missing(\""), 0,
+    const char *const calls[] = {
+        "tg_sum_dim_intlist(r, ((tg_int_list){ dims, nd }), .keepdim = true)",
+        "tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device)",
+        "tg_to_dtype(r, m->dtype)",
+        "return tg_add(a, b);",
+    };
+    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
+        cr_expect(strstr(engine_c, calls[i]), "tg_autograd_engine.c lacks '%s'", calls[i]);
+    /* (This spec lacks clone, view and copy_: the calls after the engine's report it.) */
+    char *rest = strstr(engine_c, "\n/* This spec does not declare the operator that copies");
+    cr_expect(rest != NULL, "the engine does not report the operators the spec lacks");
+    if (rest) *rest = 0;
+    cr_expect_eq(count(engine_c, "tg__gen_engine_missing(\""), 0,
                  "the engine reports operators the spec has");
-    if (fw) *fw = '\n';
+    if (rest) *rest = '\n';
 }
 
 /* `.conj()` of a tensor is the operator conj (logaddexp's formulas). */
@@ -125,9 +130,10 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
     /* std::tuple<...>() in a branch: no gradient */
     expect_has("static int DivBackward0_self_other(");
     /* Tensor() as a gradient: the formula returns a status and stores NULL */
-    expect_has("static int OptGradBackward0_self(tg__node_OptGradBackward0 *n, tg_tensor *const "
-               "*grads, tg_tensor **out)");
-    expect_has("tg_rc = OptGradBackward0_self(n, grads, out);");
+    expect_has("static int OptGradBackward0_self(tg_node *tg_nd, tg_tensor *const *grads, "
+               "tg_tensor **out)");
+    expect_has("{ TG_AGF_STATUS, -1, UINT64_C(0x1), -1, NULL, .fn.status = OptGradBackward0_self "
+               "},");
     expect_has("n->dim.has_value && (((void)s_self, TG_STRIDED) == TG_STRIDED)");
     expect_has("if ((grads[0] != NULL) && tg_is_grad_enabled()) {");
     expect_has("sqrt((double)(3.1415926535897931))");
@@ -142,20 +148,20 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
 /* An int among the returns: history on the tensor, the int saved by value for the formula. */
 Test(tgen_pytorch_forms, saves_scalar_outputs_by_value)
 {
-    expect_has("tg_n->result1 = tg_r.count;");
+    expect_has("{ TG_AG_SAVE_VALUE, true, 1, offsetof(tg__node_WithCountBackward0, result1), "
+               "sizeof(int64_t), NULL },");
     expect_has("tg__grad_scaled(grads[0], (double)(n->result1))");
-    expect_has("tg_autograd_set_history(tg_r.out, &tg_n->base, 0);");
+    expect_has("TG_AG_OUT_TENSOR, true },");
+    expect_has("sizeof(int64_t), TG_AG_OUT_OTHER, true },");
 }
 
 /* Entries tgen cannot generate: the operator's kernel records a node of the entry's name whose
  * backward fails naming the operator and why. */
 Test(tgen_pytorch_forms, entries_past_the_limits_fail_in_backward)
 {
-    expect_has("return tg__gen_not_generated(\"with_list\", \"the operator returns a value other "
-               "than a Tensor\");");
-    expect_has("{ \"WithListBackward0\", tg__ni_apply_with_list, NULL }");
-    expect_has("return tg__gen_not_generated(\"running_stat\", \"it is a mutable operator (it "
-               "writes to an argument)\");");
-    expect_has("return tg__gen_not_generated(\"stack_like\", \"it reads the Tensor[] argument "
-               "'tensors' whole (a node saves only its elements' sizes)\");");
+    expect_has("{ \"WithListBackward0\", tg__autograd_apply_not_generated, NULL }");
+    expect_has(".why = \"the operator returns a value other than a Tensor\",");
+    expect_has(".why = \"it is a mutable operator (it writes to an argument)\",");
+    expect_has(".why = \"it reads the Tensor[] argument 'tensors' whole (a node saves only its "
+               "elements' sizes)\",");
 }

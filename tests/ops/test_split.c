@@ -302,7 +302,8 @@ Test(split, boxed_call_by_name_owns_the_list)
 static tg_op_entry cpu_unbind[1] = {
     { .name = "lists::unbind_cpu", .call_boxed = tg__boxed_unbind, .ntensor_args = 1, .nargs = 2 }
 };
-static const tg_library cpu_unbind_lib = { TG_LIBRARY_ABI, "lists", cpu_unbind, 1, NULL, 0 };
+static tg_op_entry *const cpu_unbind_rows[] = { &cpu_unbind[0] };
+static const tg_library cpu_unbind_lib = { TG_LIBRARY_ABI, "lists", cpu_unbind_rows, 1, NULL, 0 };
 static void quiet(const char *msg, void *user)
 {
     (void)msg;

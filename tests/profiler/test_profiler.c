@@ -231,7 +231,8 @@ static int twice_boxed(tg_fnptr k, tg_boxed_stack *s)
 static tg_op_entry prof_ops[1] = {
     { .name = "proftest::twice", .call_boxed = twice_boxed, .ntensor_args = 1, .nargs = 1 }
 };
-static const tg_library prof_lib = { TG_LIBRARY_ABI, "proftest", prof_ops, 1, NULL, 0 };
+static tg_op_entry *const prof_rows[] = { &prof_ops[0] };
+static const tg_library prof_lib = { TG_LIBRARY_ABI, "proftest", prof_rows, 1, NULL, 0 };
 
 Test(profiler, out_of_tree_ops_are_recorded)
 {

@@ -83,7 +83,8 @@ static tg_op_entry my_ops[1] = { { .name = "rttest::twice",
                                    .call_boxed = twice_boxed,
                                    .ntensor_args = 1,
                                    .nargs = 1 } };
-static const tg_library my_lib = { TG_LIBRARY_ABI, "rttest", my_ops, 1, NULL, 0 };
+static tg_op_entry *const my_rows[] = { &my_ops[0] };
+static const tg_library my_lib = { TG_LIBRARY_ABI, "rttest", my_rows, 1, NULL, 0 };
 
 Test(rt_dispatch, registry_and_boxed_calls)
 {
@@ -93,7 +94,8 @@ Test(rt_dispatch, registry_and_boxed_calls)
     cr_expect_eq(tg_library_register(&my_lib), 0, "registering the same library again is a no-op");
     /* another library with an operator of the same name */
     static tg_op_entry clash_ops[1] = { { .name = "rttest::twice", .nargs = 1 } };
-    static const tg_library clash = { TG_LIBRARY_ABI, "rttest", clash_ops, 1, NULL, 0 };
+    static tg_op_entry *const clash_rows[] = { &clash_ops[0] };
+    static const tg_library clash = { TG_LIBRARY_ABI, "rttest", clash_rows, 1, NULL, 0 };
     cr_expect_eq(tg_library_register(&clash), -1);
     cr_expect_str_eq(tg_last_error(),
                      "library_register: operator rttest::twice is already registered");
@@ -176,7 +178,8 @@ static tg_op_entry fb_ops[2] = {
     { .name = "rtfb::twice2", .call_boxed = twice_boxed, .ntensor_args = 1, .nargs = 1 },
     { .name = "rtfb::inc_", .call_boxed = twice_boxed, .ntensor_args = 1, .nargs = 1 },
 };
-static const tg_library fb_lib = { TG_LIBRARY_ABI, "rtfb", fb_ops, 2, NULL, 0 };
+static tg_op_entry *const fb_rows[] = { &fb_ops[0], &fb_ops[1] };
+static const tg_library fb_lib = { TG_LIBRARY_ABI, "rtfb", fb_rows, 2, NULL, 0 };
 
 static int nwarn;
 static void count_warn(const char *msg, void *user)
