@@ -51,7 +51,8 @@ static tgs_list frame_fields(const entry_ctx *x)
         if (!x->d && !is_tensor(k) && !is_list(k)) continue; /* NotImplemented: tensors only */
         tgs_list_addf(&fields, a, "%s;", tga_cdecl(a, k, arg_field(x, false, i)));
         if (is_tensor(k)) tgs_list_addf(&fields, a, "tg_tensor *%s_t;", arg_field(x, false, i));
-        else if (is_list(k)) tgs_list_addf(&fields, a, "tg_tensor_list %s_t;", arg_field(x, false, i));
+        else if (is_list(k))
+            tgs_list_addf(&fields, a, "tg_tensor_list %s_t;", arg_field(x, false, i));
     }
     for (int i = 0; x->d && i < op->nrets; i++)
         tgs_list_addf(&fields, a, "%s;", tga_cdecl(a, op->rets[i].kind, arg_field(x, true, i)));
@@ -155,8 +156,8 @@ static void source_saves(const entry_ctx *x, bool out, int i, tgs_list *rows)
     if (u & TGF_USE_DEVICE) add_save(x, rows, "TG_AG_SAVE_DEVICE", out, i, TGF_USE_DEVICE, NULL);
     if (!(u & TGF_USE_VALUE) || kind == TGA_STR || kind == TGA_OPT_STR) return;
     const char *how = kind == TGA_INT_LIST || kind == TGA_OPT_INT_LIST ? "TG_AG_SAVE_INTS"
-                      : is_list(kind)                                   ? "TG_AG_SAVE_TENSORS"
-                                                                        : "TG_AG_SAVE_VALUE";
+                      : is_list(kind)                                  ? "TG_AG_SAVE_TENSORS"
+                                                                       : "TG_AG_SAVE_VALUE";
     add_save(x, rows, how, out, i, TGF_USE_VALUE,
              strcmp(how, "TG_AG_SAVE_VALUE") ? NULL : tgs_fmt(a, "sizeof(%s)", tga_ctype(kind)));
 }
@@ -205,14 +206,15 @@ static tgs_list output_rows(const entry_ctx *x)
     for (int i = 0; i < op->nrets; i++) {
         tga_kind k = op->rets[i].kind;
         tgt_env *e = tge_env(x->c);
-        tgt_set(e, "at", op->ret_struct ? tgs_fmt(a, "offsetof(%s, %s)", op->ret_struct,
-                                                  op->rets[i].name)
-                                        : "0");
+        tgt_set(e, "at",
+                op->ret_struct ? tgs_fmt(a, "offsetof(%s, %s)", op->ret_struct, op->rets[i].name)
+                               : "0");
         tgt_set(e, "alias", x->d ? offset(x, arg_field(x, true, i)) : "TG_AG_NONE");
         tgt_set(e, "ctype", tga_ctype(k));
-        tgt_set(e, "kind", k == TGA_TENSOR        ? "TG_AG_OUT_TENSOR"
-                           : k == TGA_TENSOR_LIST ? "TG_AG_OUT_LIST"
-                                                  : "TG_AG_OUT_OTHER");
+        tgt_set(e, "kind",
+                k == TGA_TENSOR        ? "TG_AG_OUT_TENSOR"
+                : k == TGA_TENSOR_LIST ? "TG_AG_OUT_LIST"
+                                       : "TG_AG_OUT_OTHER");
         tgt_set(e, "differentiable", !x->d || x->d->output_diff[i] ? "true" : "false");
         tgs_list_add(&rows, a, tgt_render_str(&x->t->output, e, a));
     }
@@ -238,8 +240,7 @@ static tgs_list term_rows(const entry_ctx *x, tgs_list *fns)
         for (int i = 0; !f->limit && i < f->nterms; i++) {
             const char *fn = tgs_fmt(a, "%s_jvp%d_%d", d->node_name, k, i);
             const char *what = tgs_fmt(a, "%s: %s (term %d)", f->src->vars, f->src->text, i);
-            tgs_list_add(fns, a,
-                         tgf_compile_forward(a, d, f->terms[i].root, fn, x->frame, what));
+            tgs_list_add(fns, a, tgf_compile_forward(a, d, f->terms[i].root, fn, x->frame, what));
             tgt_env *e = tge_env(x->c);
             tgt_setf(e, "output", "%d", f->output);
             tgt_set(e, "negate", f->terms[i].negate ? "true" : "false");
@@ -291,11 +292,17 @@ const char *tge_ag_entry(tge_ctx *c, const tge_ag_templates *t, const tga_op *op
     tgm_arena *a = c->arena;
     const char *name = tge_ag_entry_name(c, op, d);
     const tga_op *eop = d ? d->op : op; /* the entry's own (functional) operator */
-    entry_ctx x = { c, t, eop, d, name, tgs_fmt(a, "tg__frame_%s", name),
+    entry_ctx x = { c,
+                    t,
+                    eop,
+                    d,
+                    name,
+                    tgs_fmt(a, "tg__frame_%s", name),
                     tgm_alloc(a, sizeof(int) * (size_t)(eop->nargs + 1)) };
     tgt_env *e = tge_env(c);
-    tgt_set(e, "what", d ? tgs_fmt(a, "%s's operators", d->node_name)
-                         : tgs_fmt(a, "%s (no derivative entry)", op->row_name));
+    tgt_set(e, "what",
+            d ? tgs_fmt(a, "%s's operators", d->node_name)
+              : tgs_fmt(a, "%s (no derivative entry)", op->row_name));
     tgt_set(e, "frame", x.frame);
     tgt_set(e, "name", name);
     tgs_list fields = frame_fields(&x), fns = { 0 }, tables = { 0 };
@@ -310,7 +317,8 @@ const char *tge_ag_entry(tge_ctx *c, const tge_ag_templates *t, const tga_op *op
     tgt_set_list(e, "functions", &fns);
     tgt_set_list(e, "tables", &tables);
     bool node = d && !d->limit;
-    tgt_set(e, "vt", !d ? "NULL" : tgs_fmt(a, d->limit ? "&%s_vtable" : "&%s_type.vt", d->node_name));
+    tgt_set(e, "vt",
+            !d ? "NULL" : tgs_fmt(a, d->limit ? "&%s_vtable" : "&%s_type.vt", d->node_name));
     tgt_set(e, "node_size", node ? tgs_fmt(a, "sizeof(tg__node_%s)", d->node_name) : "0");
     tgt_set(e, "why", d && d->limit ? tgs_c_string(a, d->limit) : "NULL");
     int list_edge = node && d->list_arg >= 0 ? x.input_of[d->list_arg] : -1;

@@ -62,8 +62,8 @@ const char *tge_ag_kernel(tge_ctx *c, const tge_ag_templates *t, const tga_op *o
     tgm_arena *a = c->arena;
     tgt_env *e = tge_env(c);
     tgt_set(e, "schema", tga_schema_comment(a, op->f));
-    tgt_set(e, "decl", tga_kernel_decl(a, op, tgs_fmt(a, "%s__autograd_kernel_%s", op->prefix,
-                                                     op->cname)));
+    tgt_set(e, "decl",
+            tga_kernel_decl(a, op, tgs_fmt(a, "%s__autograd_kernel_%s", op->prefix, op->cname)));
     tgt_set(e, "result_decl", tga_var_decl(a, op->ret_ctype, "tg_r"));
     tgt_set(e, "public_call", public_call(c, op));
     if (op->autograd == TGA_AUTOGRAD_OUT) {

@@ -25,8 +25,10 @@ static void source_fields(tge_ctx *c, const tgf_deriv *d, bool out, int i, tga_k
     static const struct {
         unsigned use;
         const char *ctype;
-    } meta[] = { { TGF_USE_SIZES, "tg_saved_sizes" }, { TGF_USE_DIM, "int64_t" },
-                 { TGF_USE_NUMEL, "int64_t" },        { TGF_USE_DTYPE, "tg_dtype" },
+    } meta[] = { { TGF_USE_SIZES, "tg_saved_sizes" },
+                 { TGF_USE_DIM, "int64_t" },
+                 { TGF_USE_NUMEL, "int64_t" },
+                 { TGF_USE_DTYPE, "tg_dtype" },
                  { TGF_USE_DEVICE, "tg_device" } };
     for (size_t k = 0; k < sizeof meta / sizeof meta[0]; k++) {
         bool implied = (meta[k].use & (TGF_USE_DIM | TGF_USE_NUMEL)) && (u & TGF_USE_SIZES);

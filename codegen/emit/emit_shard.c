@@ -64,7 +64,8 @@ void tge_shard_add(tge_ctx *c, tge_shard_kind *k, int shard, int section, const 
 
 void tge_shard_add_once(tge_ctx *c, tge_shard_kind *k, int shard, int section, const char *text)
 {
-    if (!tgm__map_put(k->shards[shard].seen, text, (void *)text)) tge_shard_add(c, k, shard, section, text);
+    if (!tgm__map_put(k->shards[shard].seen, text, (void *)text))
+        tge_shard_add(c, k, shard, section, text);
 }
 
 void tge_shard_include(tge_ctx *c, tge_shard_kind *k, int shard, const char *header)

@@ -109,8 +109,8 @@ static bool fails_at_backward(const tg_ag_entry *e) { return !e->vt || e->why; }
 static int count_edges(const tg_ag_entry *e, void *frame)
 {
     if (!fails_at_backward(e))
-        return e->nedges + (e->list_edge >= 0 ? (int)list_at(frame, e->inputs[e->list_edge].at).len
-                                              : 0);
+        return e->nedges +
+               (e->list_edge >= 0 ? (int)list_at(frame, e->inputs[e->list_edge].at).len : 0);
     int n = 0;
     for (int i = 0; i < e->ninputs; i++)
         n += e->inputs[i].list ? (int)list_at(frame, e->inputs[i].at).len : 1;
@@ -141,7 +141,8 @@ static void set_edges(const tg_ag_entry *e, void *frame, tg_node *node)
     }
     for (int k = 0; k < e->nedges; k++)
         tg_autograd_node_set_next_edge(node, k, tensor_at(frame, e->inputs[e->edges[k]].at));
-    if (e->list_edge >= 0) set_list_edges(node, e->nedges, list_at(frame, e->inputs[e->list_edge].at));
+    if (e->list_edge >= 0)
+        set_list_edges(node, e->nedges, list_at(frame, e->inputs[e->list_edge].at));
 }
 
 /* Bytes the node keeps after its struct for the inputs' int lists and strings. */
@@ -151,7 +152,8 @@ static size_t extra_bytes(const tg_ag_entry *e, void *frame)
     for (int i = 0; i < e->nsaves; i++) {
         const tg_ag_save *s = &e->saves[i];
         if (s->output) continue;
-        if (s->kind == TG_AG_SAVE_INTS) n += tg__gen_ints_bytes(*(tg_int_list *)field(frame, s->from));
+        if (s->kind == TG_AG_SAVE_INTS)
+            n += tg__gen_ints_bytes(*(tg_int_list *)field(frame, s->from));
         else if (s->kind == TG_AG_SAVE_LIST_SIZES)
             n += (size_t)list_at(frame, s->from).len * sizeof(int64_t);
         else if (s->kind == TG_AG_SAVE_STR)
@@ -185,14 +187,15 @@ static int save_one(const tg_ag_save *s, tg_node *node, void *src, int index, vo
     case TG_AG_SAVE_DTYPE: *(tg_dtype *)to = tg_tensor_dtype(t); break;
     case TG_AG_SAVE_DEVICE: *(tg_device *)to = tg_tensor_device(t); break;
     case TG_AG_SAVE_VALUE: memcpy(to, src, s->size); break;
-    case TG_AG_SAVE_INTS: *(tg_int_list *)to = tg__gen_keep_ints(*(tg_int_list *)src, cursor); break;
+    case TG_AG_SAVE_INTS:
+        *(tg_int_list *)to = tg__gen_keep_ints(*(tg_int_list *)src, cursor);
+        break;
     case TG_AG_SAVE_TENSORS:
         *(tg_tensor_list *)to = tg__gen_keep_tensors(*(tg_tensor_list *)src);
         break;
     case TG_AG_SAVE_STR: *(const char **)to = tg__gen_keep_str(*(const char **)src, cursor); break;
     case TG_AG_SAVE_LIST_SIZES:
-        *(tg_int_list *)to =
-            tg__gen_keep_list_sizes(*(tg_tensor_list *)src, s->dim(frame), cursor);
+        *(tg_int_list *)to = tg__gen_keep_list_sizes(*(tg_tensor_list *)src, s->dim(frame), cursor);
         break;
     }
     return 0;
@@ -219,8 +222,8 @@ static int make_node(tg_ag_call *c, int noutputs)
     for (int i = 0; i < e->nsaves; i++) {
         const tg_ag_save *s = &e->saves[i];
         /* An in-place op's formulas need self as it was: a copy made before the op. */
-        bool copy = c->op->inplace && !s->output && s->kind == TG_AG_SAVE_TENSOR &&
-                    e->ninputs && e->inputs[0].arg == 0 && s->from == e->inputs[0].at;
+        bool copy = c->op->inplace && !s->output && s->kind == TG_AG_SAVE_TENSOR && e->ninputs &&
+                    e->inputs[0].arg == 0 && s->from == e->inputs[0].at;
         if (!s->output &&
             save_one(s, c->node, field(c->frame, s->from), 0, c->frame, &cursor, copy)) {
             tg_autograd_node_release(c->node);

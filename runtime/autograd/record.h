@@ -44,27 +44,27 @@ typedef struct tg_ag_input {
 /* One value a node keeps, from the frame (before the op runs) or from an output (after). The
  * same table serves an entry's functional and in-place operators. */
 typedef enum tg_ag_save_kind {
-    TG_AG_SAVE_TENSOR,      /* tg_saved; an output is kept as a detached alias, and an in-place
+    TG_AG_SAVE_TENSOR,     /* tg_saved; an output is kept as a detached alias, and an in-place
                              * op's self as it was (a copy, recorded) */
-    TG_AG_SAVE_DEFINED,     /* bool: the Tensor? is not None */
-    TG_AG_SAVE_SIZES,       /* tg_saved_sizes */
-    TG_AG_SAVE_DIM,         /* int64_t */
-    TG_AG_SAVE_NUMEL,       /* int64_t */
-    TG_AG_SAVE_DTYPE,       /* tg_dtype */
-    TG_AG_SAVE_DEVICE,      /* tg_device */
-    TG_AG_SAVE_VALUE,       /* `size` bytes of the argument as it is: a number, an optional */
-    TG_AG_SAVE_INTS,        /* tg_int_list, copied after the node's struct */
-    TG_AG_SAVE_TENSORS,     /* tg_tensor_list, a copy holding a reference to each element */
-    TG_AG_SAVE_STR,         /* const char *, copied after the node's struct */
-    TG_AG_SAVE_LIST_SIZES,  /* tg_int_list, after the struct: each element's size along dim() */
+    TG_AG_SAVE_DEFINED,    /* bool: the Tensor? is not None */
+    TG_AG_SAVE_SIZES,      /* tg_saved_sizes */
+    TG_AG_SAVE_DIM,        /* int64_t */
+    TG_AG_SAVE_NUMEL,      /* int64_t */
+    TG_AG_SAVE_DTYPE,      /* tg_dtype */
+    TG_AG_SAVE_DEVICE,     /* tg_device */
+    TG_AG_SAVE_VALUE,      /* `size` bytes of the argument as it is: a number, an optional */
+    TG_AG_SAVE_INTS,       /* tg_int_list, copied after the node's struct */
+    TG_AG_SAVE_TENSORS,    /* tg_tensor_list, a copy holding a reference to each element */
+    TG_AG_SAVE_STR,        /* const char *, copied after the node's struct */
+    TG_AG_SAVE_LIST_SIZES, /* tg_int_list, after the struct: each element's size along dim() */
 } tg_ag_save_kind;
 
 typedef struct tg_ag_save {
-    uint8_t kind;   /* tg_ag_save_kind */
-    bool output;    /* `from` is an output's index, else the frame's offset */
-    uint16_t from;  /* the value */
-    uint16_t to;    /* the node's field */
-    uint16_t size;  /* TG_AG_SAVE_VALUE */
+    uint8_t kind;                      /* tg_ag_save_kind */
+    bool output;                       /* `from` is an output's index, else the frame's offset */
+    uint16_t from;                     /* the value */
+    uint16_t to;                       /* the node's field */
+    uint16_t size;                     /* TG_AG_SAVE_VALUE */
     int64_t (*dim)(const void *frame); /* TG_AG_SAVE_LIST_SIZES: the dim, from the arguments */
 } tg_ag_save;
 
@@ -113,17 +113,17 @@ typedef struct tg_ag_entry {
     int nsaves;
     const tg_ag_output *outputs;
     int noutputs;
-    size_t result_size;       /* the kernel's result, zeroed when the call fails */
-    const tg_fw_term *terms;  /* forward mode; NULL: none compiled */
+    size_t result_size;      /* the kernel's result, zeroed when the call fails */
+    const tg_fw_term *terms; /* forward mode; NULL: none compiled */
     int nterms;
-    const char *fw_why;       /* no term: why tgen compiled none (NULL: no `result:` formula) */
+    const char *fw_why; /* no term: why tgen compiled none (NULL: no `result:` formula) */
 } tg_ag_entry;
 
 /* An operator recording an entry: its own for a functional one, its functional sibling's for
  * an in-place one. */
 typedef struct tg_ag_op {
-    const char *name;    /* "add_", in errors */
-    const char *row;     /* "add_.Tensor", in "not implemented" errors */
+    const char *name; /* "add_", in errors */
+    const char *row;  /* "add_.Tensor", in "not implemented" errors */
     const tg_ag_entry *entry;
     bool inplace;
 } tg_ag_op;
@@ -132,10 +132,10 @@ typedef struct tg_ag_op {
 typedef struct tg_ag_call {
     const tg_ag_op *op;
     void *frame;
-    tg_node *node;      /* recording (reverse mode) */
-    tg_tensor *self0;   /* an in-place op's self as it was, for forward formulas */
-    tg_keyset prev;     /* the excluded keys to restore */
-    bool grad, fw;      /* reverse mode records; some input has a tangent */
+    tg_node *node;    /* recording (reverse mode) */
+    tg_tensor *self0; /* an in-place op's self as it was, for forward formulas */
+    tg_keyset prev;   /* the excluded keys to restore */
+    bool grad, fw;    /* reverse mode records; some input has a tangent */
 } tg_ag_call;
 
 /* Before the operator runs below autograd: checks, the node with its edges and what it saves
@@ -163,10 +163,10 @@ typedef enum tg_ag_formula_kind {
 } tg_ag_formula_kind;
 
 typedef struct tg_ag_formula {
-    uint8_t kind;    /* tg_ag_formula_kind */
-    int16_t edge;    /* ONE: the edge it gives; LIST: the first element edge */
-    uint64_t needs;  /* bit e: runs when edge e needs a gradient */
-    int16_t from;    /* ... or when an edge from `from` on does (the elements of a Tensor[]); -1 */
+    uint8_t kind;     /* tg_ag_formula_kind */
+    int16_t edge;     /* ONE: the edge it gives; LIST: the first element edge */
+    uint64_t needs;   /* bit e: runs when edge e needs a gradient */
+    int16_t from;     /* ... or when an edge from `from` on does (the elements of a Tensor[]); -1 */
     const char *what; /* LIST: the formula's keys; NOT_IMPL: its message */
     union {
         tg_tensor *(*one)(tg_node *n, tg_tensor *const *grads);
