@@ -103,9 +103,8 @@ typedef struct tg__node_EmptyLikeBackward0 {
     tg_node base;
 } tg__node_EmptyLikeBackward0;
 
-static const tg_ag_node_type EmptyLikeBackward0_type = { { "EmptyLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of EmptyLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EmptyLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EmptyLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -117,19 +116,14 @@ typedef struct tg__frame_EmptyLikeBackward0 {
     tg_tensor *result;
 } tg__frame_EmptyLikeBackward0;
 
-static const tg_ag_input EmptyLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_EmptyLikeBackward0, self), offsetof(tg__frame_EmptyLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output EmptyLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_EmptyLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input EmptyLikeBackward0_inputs[] = { { offsetof(tg__frame_EmptyLikeBackward0, self), offsetof(tg__frame_EmptyLikeBackward0, self_t), 0, false } };
+static const tg_ag_output EmptyLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_EmptyLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type EmptyLikeBackward0_type = { { "EmptyLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry EmptyLikeBackward0_entry = {
-    .vt = &EmptyLikeBackward0_type.vt, .node_size = sizeof(tg__node_EmptyLikeBackward0), .why = NULL,
+    .vt = &EmptyLikeBackward0_type.vt, .node_size = sizeof(tg__node_EmptyLikeBackward0),
     .inputs = EmptyLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = EmptyLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* RandLikeBackward0: rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -137,9 +131,8 @@ typedef struct tg__node_RandLikeBackward0 {
     tg_node base;
 } tg__node_RandLikeBackward0;
 
-static const tg_ag_node_type RandLikeBackward0_type = { { "RandLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of RandLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RandLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RandLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -151,19 +144,14 @@ typedef struct tg__frame_RandLikeBackward0 {
     tg_tensor *result;
 } tg__frame_RandLikeBackward0;
 
-static const tg_ag_input RandLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_RandLikeBackward0, self), offsetof(tg__frame_RandLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output RandLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RandLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input RandLikeBackward0_inputs[] = { { offsetof(tg__frame_RandLikeBackward0, self), offsetof(tg__frame_RandLikeBackward0, self_t), 0, false } };
+static const tg_ag_output RandLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_RandLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type RandLikeBackward0_type = { { "RandLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry RandLikeBackward0_entry = {
-    .vt = &RandLikeBackward0_type.vt, .node_size = sizeof(tg__node_RandLikeBackward0), .why = NULL,
+    .vt = &RandLikeBackward0_type.vt, .node_size = sizeof(tg__node_RandLikeBackward0),
     .inputs = RandLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = RandLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* FillBackward0: fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
@@ -174,24 +162,18 @@ typedef struct tg__node_FillBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *FillBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_FillBackward0 *n = (tg__node_FillBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula FillBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = FillBackward0_self },
-};
-static const tg_ag_node_type FillBackward0_type = { { "FillBackward0", tg__autograd_apply, NULL }, FillBackward0_formulas, 1 };
+static const tg_ag_formula FillBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = FillBackward0_self } };
 
-/* The frame of FillBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of FillBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_FillBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -203,35 +185,24 @@ typedef struct tg__frame_FillBackward0 {
 static tg_tensor *FillBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_FillBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_fill_(n->self_t, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input FillBackward0_inputs[] = {
-    { offsetof(tg__frame_FillBackward0, self), offsetof(tg__frame_FillBackward0, self_t), 0, false },
-};
-static const uint8_t FillBackward0_edges[] = {
-    0,
-};
-static const tg_fw_term FillBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), FillBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output FillBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_FillBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input FillBackward0_inputs[] = { { offsetof(tg__frame_FillBackward0, self), offsetof(tg__frame_FillBackward0, self_t), 0, false } };
+static const uint8_t FillBackward0_edges[] = { 0 };
+static const tg_fw_term FillBackward0_terms[] = { { 0, false, UINT64_C(0x1), FillBackward0_jvp0_0, NULL } };
+static const tg_ag_output FillBackward0_outputs[] = { { 0, offsetof(tg__frame_FillBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type FillBackward0_type = { { "FillBackward0", tg__autograd_apply, NULL }, FillBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry FillBackward0_entry = {
-    .vt = &FillBackward0_type.vt, .node_size = sizeof(tg__node_FillBackward0), .why = NULL,
+    .vt = &FillBackward0_type.vt, .node_size = sizeof(tg__node_FillBackward0),
     .inputs = FillBackward0_inputs, .ninputs = 1,
     .edges = FillBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = FillBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = FillBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = FillBackward0_terms, .nterms = 1,
 };
 
 /* DivBackward0: div.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -245,17 +216,12 @@ typedef struct tg__node_DivBackward0 {
 static tg_tensor *DivBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_DivBackward0 *n = (tg__node_DivBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_other = NULL, *t0 = NULL;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div(grads[0], s_other))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_other);
-    tg_release(t0);
+    tg_release(s_other); tg_release(t0);
     return tg_r;
 }
 
@@ -263,14 +229,8 @@ done:
 static tg_tensor *DivBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_DivBackward0 *n = (tg__node_DivBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_other = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     tg_tensor *t3 = NULL;
-    (void)n;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_neg(grads[0]))) goto done;
@@ -280,14 +240,9 @@ static tg_tensor *DivBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t3 = tg_mul(t0, t2))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(s_self);
-    tg_release(s_other);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_self); tg_release(s_other); tg_release(t0); tg_release(t1); tg_release(t2);
     tg_release(t3);
     return tg_r;
 }
@@ -296,16 +251,8 @@ static const tg_ag_formula DivBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = DivBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = DivBackward0_other },
 };
-static void DivBackward0_release_saved(tg_node *node)
-{
-    tg__node_DivBackward0 *n = (tg__node_DivBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->other);
-}
 
-static const tg_ag_node_type DivBackward0_type = { { "DivBackward0", tg__autograd_apply, DivBackward0_release_saved }, DivBackward0_formulas, 2 };
-
-/* The frame of DivBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of DivBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_DivBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -318,12 +265,9 @@ typedef struct tg__frame_DivBackward0 {
 static tg_tensor *DivBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_DivBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_div(n->self_t, n->other))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -332,28 +276,20 @@ done:
 static tg_tensor *DivBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_DivBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_mul(n->other_t, n->result))) goto done;
     if (!(t1 = tg_div(t0, n->other))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input DivBackward0_inputs[] = {
     { offsetof(tg__frame_DivBackward0, self), offsetof(tg__frame_DivBackward0, self_t), 0, false },
     { offsetof(tg__frame_DivBackward0, other), offsetof(tg__frame_DivBackward0, other_t), 1, false },
 };
-static const uint8_t DivBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t DivBackward0_edges[] = { 0, 1 };
 static const tg_ag_save DivBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_DivBackward0, self), offsetof(tg__node_DivBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_DivBackward0, other), offsetof(tg__node_DivBackward0, other), 0, NULL },
@@ -362,16 +298,15 @@ static const tg_fw_term DivBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), DivBackward0_jvp0_0, NULL },
     { 0, true, UINT64_C(0x2), DivBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output DivBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_DivBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output DivBackward0_outputs[] = { { 0, offsetof(tg__frame_DivBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type DivBackward0_type = { { "DivBackward0", tg__autograd_apply, tg__autograd_release_saved }, DivBackward0_formulas, 2, DivBackward0_saves, 2 };
 static const tg_ag_entry DivBackward0_entry = {
-    .vt = &DivBackward0_type.vt, .node_size = sizeof(tg__node_DivBackward0), .why = NULL,
+    .vt = &DivBackward0_type.vt, .node_size = sizeof(tg__node_DivBackward0),
     .inputs = DivBackward0_inputs, .ninputs = 2,
     .edges = DivBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = DivBackward0_saves, .nsaves = 2,
     .outputs = DivBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = DivBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = DivBackward0_terms, .nterms = 2,
 };
 
 /* DivBackward1: div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
@@ -386,17 +321,12 @@ typedef struct tg__node_DivBackward1 {
 static tg_tensor *DivBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_DivBackward1 *n = (tg__node_DivBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_other = NULL, *t0 = NULL;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div_tensor_self_backward_fn(grads[0], s_other, (tg_div_tensor_self_backward_opts){ .rounding_mode = n->rounding_mode }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_other);
-    tg_release(t0);
+    tg_release(s_other); tg_release(t0);
     return tg_r;
 }
 
@@ -404,20 +334,13 @@ done:
 static tg_tensor *DivBackward1_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_DivBackward1 *n = (tg__node_DivBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_other = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_div_tensor_other_backward_fn(grads[0], s_self, s_other, (tg_div_tensor_other_backward_opts){ .rounding_mode = n->rounding_mode }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_other);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_other); tg_release(t0);
     return tg_r;
 }
 
@@ -425,16 +348,8 @@ static const tg_ag_formula DivBackward1_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = DivBackward1_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = DivBackward1_other },
 };
-static void DivBackward1_release_saved(tg_node *node)
-{
-    tg__node_DivBackward1 *n = (tg__node_DivBackward1 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->other);
-}
 
-static const tg_ag_node_type DivBackward1_type = { { "DivBackward1", tg__autograd_apply, DivBackward1_release_saved }, DivBackward1_formulas, 2 };
-
-/* The frame of DivBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of DivBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_DivBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -448,70 +363,45 @@ typedef struct tg__frame_DivBackward1 {
 static tg_tensor *DivBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_DivBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (n->rounding_mode != NULL) {
         if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_div(n->self_t, n->other))) goto done;
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 /* result: (rounding_mode.has_value() ? zeros_like(result) : self_t / other_p) - (rounding_mode.has_value() ? zeros_like(result) : other_t * (self_p / other_p) / other_p) (term 1) */
 static tg_tensor *DivBackward1_jvp0_1(void *tg_frame)
 {
     tg__frame_DivBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (n->rounding_mode != NULL) {
         if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_div(n->self, n->other))) goto done;
         if (!(t3 = tg_mul(n->other_t, t2))) goto done;
         TG__GEN_DROP(t2);
         if (!(t4 = tg_div(t3, n->other))) goto done;
         TG__GEN_DROP(t3);
-        t0 = t4;
-        t4 = NULL;
+        t0 = tg__gen_take(&t4);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
 static const tg_ag_input DivBackward1_inputs[] = {
     { offsetof(tg__frame_DivBackward1, self), offsetof(tg__frame_DivBackward1, self_t), 0, false },
     { offsetof(tg__frame_DivBackward1, other), offsetof(tg__frame_DivBackward1, other_t), 1, false },
 };
-static const uint8_t DivBackward1_edges[] = {
-    0,
-    1,
-};
+static const uint8_t DivBackward1_edges[] = { 0, 1 };
 static const tg_ag_save DivBackward1_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_DivBackward1, self), offsetof(tg__node_DivBackward1, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_DivBackward1, other), offsetof(tg__node_DivBackward1, other), 0, NULL },
@@ -521,16 +411,15 @@ static const tg_fw_term DivBackward1_terms[] = {
     { 0, false, UINT64_C(0x1), DivBackward1_jvp0_0, NULL },
     { 0, true, UINT64_C(0x2), DivBackward1_jvp0_1, NULL },
 };
-static const tg_ag_output DivBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_DivBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output DivBackward1_outputs[] = { { 0, offsetof(tg__frame_DivBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type DivBackward1_type = { { "DivBackward1", tg__autograd_apply, tg__autograd_release_saved }, DivBackward1_formulas, 2, DivBackward1_saves, 3 };
 static const tg_ag_entry DivBackward1_entry = {
-    .vt = &DivBackward1_type.vt, .node_size = sizeof(tg__node_DivBackward1), .why = NULL,
+    .vt = &DivBackward1_type.vt, .node_size = sizeof(tg__node_DivBackward1),
     .inputs = DivBackward1_inputs, .ninputs = 2,
     .edges = DivBackward1_edges, .nedges = 2, .list_edge = -1,
     .saves = DivBackward1_saves, .nsaves = 3,
     .outputs = DivBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = DivBackward1_terms, .nterms = 2, .fw_why = NULL,
+    .terms = DivBackward1_terms, .nterms = 2,
 };
 
 /* WhereBackward0: where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
@@ -543,17 +432,12 @@ typedef struct tg__node_WhereBackward0 {
 static tg_tensor *WhereBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_WhereBackward0 *n = (tg__node_WhereBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_condition = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_condition = NULL, *t0 = NULL;
     if (!(s_condition = tg_autograd_unpack(&n->condition, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_other(s_condition, grads[0], (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_condition);
-    tg_release(t0);
+    tg_release(s_condition); tg_release(t0);
     return tg_r;
 }
 
@@ -561,17 +445,12 @@ done:
 static tg_tensor *WhereBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_WhereBackward0 *n = (tg__node_WhereBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_condition = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_condition = NULL, *t0 = NULL;
     if (!(s_condition = tg_autograd_unpack(&n->condition, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_self(s_condition, (double)(INT64_C(0)), grads[0]))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_condition);
-    tg_release(t0);
+    tg_release(s_condition); tg_release(t0);
     return tg_r;
 }
 
@@ -579,15 +458,8 @@ static const tg_ag_formula WhereBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = WhereBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = WhereBackward0_other },
 };
-static void WhereBackward0_release_saved(tg_node *node)
-{
-    tg__node_WhereBackward0 *n = (tg__node_WhereBackward0 *)node;
-    tg_autograd_saved_release(&n->condition);
-}
 
-static const tg_ag_node_type WhereBackward0_type = { { "WhereBackward0", tg__autograd_apply, WhereBackward0_release_saved }, WhereBackward0_formulas, 2 };
-
-/* The frame of WhereBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of WhereBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_WhereBackward0 {
     tg_tensor *condition;
     tg_tensor *condition_t;
@@ -602,12 +474,9 @@ typedef struct tg__frame_WhereBackward0 {
 static tg_tensor *WhereBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_WhereBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_where_scalar_other(n->condition, n->self_t, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -616,12 +485,9 @@ done:
 static tg_tensor *WhereBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_WhereBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_where_scalar_self(n->condition, (double)(INT64_C(0)), n->other_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -631,27 +497,21 @@ static const tg_ag_input WhereBackward0_inputs[] = {
     { offsetof(tg__frame_WhereBackward0, self), offsetof(tg__frame_WhereBackward0, self_t), 1, false },
     { offsetof(tg__frame_WhereBackward0, other), offsetof(tg__frame_WhereBackward0, other_t), 2, false },
 };
-static const uint8_t WhereBackward0_edges[] = {
-    1,
-    2,
-};
-static const tg_ag_save WhereBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_WhereBackward0, condition), offsetof(tg__node_WhereBackward0, condition), 0, NULL },
-};
+static const uint8_t WhereBackward0_edges[] = { 1, 2 };
+static const tg_ag_save WhereBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_WhereBackward0, condition), offsetof(tg__node_WhereBackward0, condition), 0, NULL } };
 static const tg_fw_term WhereBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), WhereBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x4), WhereBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output WhereBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_WhereBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output WhereBackward0_outputs[] = { { 0, offsetof(tg__frame_WhereBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type WhereBackward0_type = { { "WhereBackward0", tg__autograd_apply, tg__autograd_release_saved }, WhereBackward0_formulas, 2, WhereBackward0_saves, 1 };
 static const tg_ag_entry WhereBackward0_entry = {
-    .vt = &WhereBackward0_type.vt, .node_size = sizeof(tg__node_WhereBackward0), .why = NULL,
+    .vt = &WhereBackward0_type.vt, .node_size = sizeof(tg__node_WhereBackward0),
     .inputs = WhereBackward0_inputs, .ninputs = 3,
     .edges = WhereBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = WhereBackward0_saves, .nsaves = 1,
     .outputs = WhereBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = WhereBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = WhereBackward0_terms, .nterms = 2,
 };
 
 /* ExpBackward0: exp(Tensor self) -> Tensor */
@@ -664,32 +524,18 @@ typedef struct tg__node_ExpBackward0 {
 static tg_tensor *ExpBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ExpBackward0 *n = (tg__node_ExpBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ExpBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ExpBackward0_self },
-};
-static void ExpBackward0_release_saved(tg_node *node)
-{
-    tg__node_ExpBackward0 *n = (tg__node_ExpBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula ExpBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ExpBackward0_self } };
 
-static const tg_ag_node_type ExpBackward0_type = { { "ExpBackward0", tg__autograd_apply, ExpBackward0_release_saved }, ExpBackward0_formulas, 1 };
-
-/* The frame of ExpBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ExpBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ExpBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -700,38 +546,26 @@ typedef struct tg__frame_ExpBackward0 {
 static tg_tensor *ExpBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ExpBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mul(n->self_t, n->result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ExpBackward0_inputs[] = {
-    { offsetof(tg__frame_ExpBackward0, self), offsetof(tg__frame_ExpBackward0, self_t), 0, false },
-};
-static const uint8_t ExpBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save ExpBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_ExpBackward0, result), 0, NULL },
-};
-static const tg_fw_term ExpBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ExpBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ExpBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ExpBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input ExpBackward0_inputs[] = { { offsetof(tg__frame_ExpBackward0, self), offsetof(tg__frame_ExpBackward0, self_t), 0, false } };
+static const uint8_t ExpBackward0_edges[] = { 0 };
+static const tg_ag_save ExpBackward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_ExpBackward0, result), 0, NULL } };
+static const tg_fw_term ExpBackward0_terms[] = { { 0, false, UINT64_C(0x1), ExpBackward0_jvp0_0, NULL } };
+static const tg_ag_output ExpBackward0_outputs[] = { { 0, offsetof(tg__frame_ExpBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ExpBackward0_type = { { "ExpBackward0", tg__autograd_apply, tg__autograd_release_saved }, ExpBackward0_formulas, 1, ExpBackward0_saves, 1 };
 static const tg_ag_entry ExpBackward0_entry = {
-    .vt = &ExpBackward0_type.vt, .node_size = sizeof(tg__node_ExpBackward0), .why = NULL,
+    .vt = &ExpBackward0_type.vt, .node_size = sizeof(tg__node_ExpBackward0),
     .inputs = ExpBackward0_inputs, .ninputs = 1,
     .edges = ExpBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ExpBackward0_saves, .nsaves = 1,
     .outputs = ExpBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ExpBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ExpBackward0_terms, .nterms = 1,
 };
 
 /* TanhBackward0: tanh(Tensor self) -> Tensor */
@@ -744,13 +578,7 @@ typedef struct tg__node_TanhBackward0 {
 static tg_tensor *TanhBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_TanhBackward0 *n = (tg__node_TanhBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul(s_result, s_result))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
@@ -759,29 +587,15 @@ static tg_tensor *TanhBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(grads[0], t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(s_result); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 
-static const tg_ag_formula TanhBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TanhBackward0_self },
-};
-static void TanhBackward0_release_saved(tg_node *node)
-{
-    tg__node_TanhBackward0 *n = (tg__node_TanhBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula TanhBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TanhBackward0_self } };
 
-static const tg_ag_node_type TanhBackward0_type = { { "TanhBackward0", tg__autograd_apply, TanhBackward0_release_saved }, TanhBackward0_formulas, 1 };
-
-/* The frame of TanhBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of TanhBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_TanhBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -792,12 +606,7 @@ typedef struct tg__frame_TanhBackward0 {
 static tg_tensor *TanhBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_TanhBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_mul(n->result, n->result))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
@@ -805,37 +614,24 @@ static tg_tensor *TanhBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(n->self_t, t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
-static const tg_ag_input TanhBackward0_inputs[] = {
-    { offsetof(tg__frame_TanhBackward0, self), offsetof(tg__frame_TanhBackward0, self_t), 0, false },
-};
-static const uint8_t TanhBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save TanhBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_TanhBackward0, result), 0, NULL },
-};
-static const tg_fw_term TanhBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), TanhBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output TanhBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_TanhBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input TanhBackward0_inputs[] = { { offsetof(tg__frame_TanhBackward0, self), offsetof(tg__frame_TanhBackward0, self_t), 0, false } };
+static const uint8_t TanhBackward0_edges[] = { 0 };
+static const tg_ag_save TanhBackward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_TanhBackward0, result), 0, NULL } };
+static const tg_fw_term TanhBackward0_terms[] = { { 0, false, UINT64_C(0x1), TanhBackward0_jvp0_0, NULL } };
+static const tg_ag_output TanhBackward0_outputs[] = { { 0, offsetof(tg__frame_TanhBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type TanhBackward0_type = { { "TanhBackward0", tg__autograd_apply, tg__autograd_release_saved }, TanhBackward0_formulas, 1, TanhBackward0_saves, 1 };
 static const tg_ag_entry TanhBackward0_entry = {
-    .vt = &TanhBackward0_type.vt, .node_size = sizeof(tg__node_TanhBackward0), .why = NULL,
+    .vt = &TanhBackward0_type.vt, .node_size = sizeof(tg__node_TanhBackward0),
     .inputs = TanhBackward0_inputs, .ninputs = 1,
     .edges = TanhBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = TanhBackward0_saves, .nsaves = 1,
     .outputs = TanhBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = TanhBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = TanhBackward0_terms, .nterms = 1,
 };
 
 /* SumBackward0: sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -850,23 +646,17 @@ typedef struct tg__node_SumBackward0 {
 static tg_tensor *SumBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SumBackward0 *n = (tg__node_SumBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_sum_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->keepdim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SumBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SumBackward0_self },
-};
-static const tg_ag_node_type SumBackward0_type = { { "SumBackward0", tg__autograd_apply, NULL }, SumBackward0_formulas, 1 };
+static const tg_ag_formula SumBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SumBackward0_self } };
 
-/* The frame of SumBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SumBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SumBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -880,40 +670,30 @@ typedef struct tg__frame_SumBackward0 {
 static tg_tensor *SumBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SumBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_sum_fn(n->self_t, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = n->dtype }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SumBackward0_inputs[] = {
-    { offsetof(tg__frame_SumBackward0, self), offsetof(tg__frame_SumBackward0, self_t), 0, false },
-};
-static const uint8_t SumBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SumBackward0_inputs[] = { { offsetof(tg__frame_SumBackward0, self), offsetof(tg__frame_SumBackward0, self_t), 0, false } };
+static const uint8_t SumBackward0_edges[] = { 0 };
 static const tg_ag_save SumBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SumBackward0, self), offsetof(tg__node_SumBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_SumBackward0, dim), offsetof(tg__node_SumBackward0, dim), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SumBackward0, keepdim), offsetof(tg__node_SumBackward0, keepdim), sizeof(bool), NULL },
 };
-static const tg_fw_term SumBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SumBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SumBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SumBackward0_terms[] = { { 0, false, UINT64_C(0x1), SumBackward0_jvp0_0, NULL } };
+static const tg_ag_output SumBackward0_outputs[] = { { 0, offsetof(tg__frame_SumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SumBackward0_type = { { "SumBackward0", tg__autograd_apply, NULL }, SumBackward0_formulas, 1, SumBackward0_saves, 3 };
 static const tg_ag_entry SumBackward0_entry = {
-    .vt = &SumBackward0_type.vt, .node_size = sizeof(tg__node_SumBackward0), .why = NULL,
+    .vt = &SumBackward0_type.vt, .node_size = sizeof(tg__node_SumBackward0),
     .inputs = SumBackward0_inputs, .ninputs = 1,
     .edges = SumBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SumBackward0_saves, .nsaves = 3,
     .outputs = SumBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SumBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SumBackward0_terms, .nterms = 1,
 };
 
 /* AminBackward0: amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -929,14 +709,8 @@ typedef struct tg__node_AminBackward0 {
 static tg_tensor *AminBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AminBackward0 *n = (tg__node_AminBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     tg_tensor *t3 = NULL;
-    (void)n;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_restore_reduced_dims(grads[0], n->dim, n->keepdim))) goto done;
@@ -946,31 +720,16 @@ static tg_tensor *AminBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t3 = tg_scale_grad_by_count(t0, t2, n->dim))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(s_self);
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_self); tg_release(s_result); tg_release(t0); tg_release(t1); tg_release(t2);
     tg_release(t3);
     return tg_r;
 }
 
-static const tg_ag_formula AminBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AminBackward0_self },
-};
-static void AminBackward0_release_saved(tg_node *node)
-{
-    tg__node_AminBackward0 *n = (tg__node_AminBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula AminBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AminBackward0_self } };
 
-static const tg_ag_node_type AminBackward0_type = { { "AminBackward0", tg__autograd_apply, AminBackward0_release_saved }, AminBackward0_formulas, 1 };
-
-/* The frame of AminBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AminBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AminBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -983,16 +742,8 @@ typedef struct tg__frame_AminBackward0 {
 static tg_tensor *AminBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AminBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL;
     if (!(t0 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
     if (!(t1 = tg_eq(n->self, t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1008,44 +759,30 @@ static tg_tensor *AminBackward0_jvp0_0(void *tg_frame)
     if (!(t7 = tg_div(t3, t6))) goto done;
     TG__GEN_DROP(t3);
     TG__GEN_DROP(t6);
-    tg_r = t7;
-    t7 = NULL;
+    tg_r = tg__gen_take(&t7);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7);
     return tg_r;
 }
-static const tg_ag_input AminBackward0_inputs[] = {
-    { offsetof(tg__frame_AminBackward0, self), offsetof(tg__frame_AminBackward0, self_t), 0, false },
-};
-static const uint8_t AminBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input AminBackward0_inputs[] = { { offsetof(tg__frame_AminBackward0, self), offsetof(tg__frame_AminBackward0, self_t), 0, false } };
+static const uint8_t AminBackward0_edges[] = { 0 };
 static const tg_ag_save AminBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AminBackward0, self), offsetof(tg__node_AminBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_AminBackward0, dim), offsetof(tg__node_AminBackward0, dim), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AminBackward0, keepdim), offsetof(tg__node_AminBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_AminBackward0, result), 0, NULL },
 };
-static const tg_fw_term AminBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AminBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AminBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AminBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term AminBackward0_terms[] = { { 0, false, UINT64_C(0x1), AminBackward0_jvp0_0, NULL } };
+static const tg_ag_output AminBackward0_outputs[] = { { 0, offsetof(tg__frame_AminBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AminBackward0_type = { { "AminBackward0", tg__autograd_apply, tg__autograd_release_saved }, AminBackward0_formulas, 1, AminBackward0_saves, 4 };
 static const tg_ag_entry AminBackward0_entry = {
-    .vt = &AminBackward0_type.vt, .node_size = sizeof(tg__node_AminBackward0), .why = NULL,
+    .vt = &AminBackward0_type.vt, .node_size = sizeof(tg__node_AminBackward0),
     .inputs = AminBackward0_inputs, .ninputs = 1,
     .edges = AminBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = AminBackward0_saves, .nsaves = 4,
     .outputs = AminBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AminBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AminBackward0_terms, .nterms = 1,
 };
 
 /* LinearBackward0: linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
@@ -1059,17 +796,12 @@ typedef struct tg__node_LinearBackward0 {
 static tg_tensor *LinearBackward0_input(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_weight = NULL, *t0 = NULL;
     if (!(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (!(t0 = tg_matmul(grads[0], s_weight))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_weight);
-    tg_release(t0);
+    tg_release(s_weight); tg_release(t0);
     return tg_r;
 }
 
@@ -1077,26 +809,20 @@ done:
 static tg_tensor *LinearBackward0_weight(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_input = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_input = NULL, *t0 = NULL;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (!(t0 = tg_linear_weight_backward(grads[0], s_input))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_input);
-    tg_release(t0);
+    tg_release(s_input); tg_release(t0);
     return tg_r;
 }
 
 /* bias: grad */
 static tg_tensor *LinearBackward0_bias(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -1106,16 +832,8 @@ static const tg_ag_formula LinearBackward0_formulas[] = {
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = LinearBackward0_weight },
     { TG_AGF_ONE, 2, UINT64_C(0x4), -1, NULL, .fn.one = LinearBackward0_bias },
 };
-static void LinearBackward0_release_saved(tg_node *node)
-{
-    tg__node_LinearBackward0 *n = (tg__node_LinearBackward0 *)node;
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-}
 
-static const tg_ag_node_type LinearBackward0_type = { { "LinearBackward0", tg__autograd_apply, LinearBackward0_release_saved }, LinearBackward0_formulas, 3 };
-
-/* The frame of LinearBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LinearBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LinearBackward0 {
     tg_tensor *input;
     tg_tensor *input_t;
@@ -1130,36 +848,26 @@ typedef struct tg__frame_LinearBackward0 {
 static tg_tensor *LinearBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LinearBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_t(n->weight))) goto done;
     if (!(t1 = tg_matmul(n->input_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 /* result: input_t.matmul(weight_p.t()) + input_p.matmul(weight_t.t()) + bias_t (term 1) */
 static tg_tensor *LinearBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_LinearBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_t(n->weight_t))) goto done;
     if (!(t1 = tg_matmul(n->input, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 /* result: input_t.matmul(weight_p.t()) + input_p.matmul(weight_t.t()) + bias_t (term 2) */
@@ -1167,7 +875,6 @@ static tg_tensor *LinearBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_LinearBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->bias_t);
     return tg_r;
 }
@@ -1176,11 +883,7 @@ static const tg_ag_input LinearBackward0_inputs[] = {
     { offsetof(tg__frame_LinearBackward0, weight), offsetof(tg__frame_LinearBackward0, weight_t), 1, false },
     { offsetof(tg__frame_LinearBackward0, bias), offsetof(tg__frame_LinearBackward0, bias_t), 2, false },
 };
-static const uint8_t LinearBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t LinearBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save LinearBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LinearBackward0, input), offsetof(tg__node_LinearBackward0, input), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LinearBackward0, weight), offsetof(tg__node_LinearBackward0, weight), 0, NULL },
@@ -1190,16 +893,15 @@ static const tg_fw_term LinearBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), LinearBackward0_jvp0_1, NULL },
     { 0, false, UINT64_C(0x4), LinearBackward0_jvp0_2, NULL },
 };
-static const tg_ag_output LinearBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LinearBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output LinearBackward0_outputs[] = { { 0, offsetof(tg__frame_LinearBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LinearBackward0_type = { { "LinearBackward0", tg__autograd_apply, tg__autograd_release_saved }, LinearBackward0_formulas, 3, LinearBackward0_saves, 2 };
 static const tg_ag_entry LinearBackward0_entry = {
-    .vt = &LinearBackward0_type.vt, .node_size = sizeof(tg__node_LinearBackward0), .why = NULL,
+    .vt = &LinearBackward0_type.vt, .node_size = sizeof(tg__node_LinearBackward0),
     .inputs = LinearBackward0_inputs, .ninputs = 3,
     .edges = LinearBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = LinearBackward0_saves, .nsaves = 2,
     .outputs = LinearBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LinearBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = LinearBackward0_terms, .nterms = 3,
 };
 
 /* ViewBackward0: view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
@@ -1212,23 +914,17 @@ typedef struct tg__node_ViewBackward0 {
 static tg_tensor *ViewBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ViewBackward0 *n = (tg__node_ViewBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_reshape(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ViewBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ViewBackward0_self },
-};
-static const tg_ag_node_type ViewBackward0_type = { { "ViewBackward0", tg__autograd_apply, NULL }, ViewBackward0_formulas, 1 };
+static const tg_ag_formula ViewBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ViewBackward0_self } };
 
-/* The frame of ViewBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ViewBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ViewBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1240,38 +936,26 @@ typedef struct tg__frame_ViewBackward0 {
 static tg_tensor *ViewBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ViewBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_view(n->self_t, n->size))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ViewBackward0_inputs[] = {
-    { offsetof(tg__frame_ViewBackward0, self), offsetof(tg__frame_ViewBackward0, self_t), 0, false },
-};
-static const uint8_t ViewBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save ViewBackward0_saves[] = {
-    { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_ViewBackward0, self), offsetof(tg__node_ViewBackward0, self_sizes), 0, NULL },
-};
-static const tg_fw_term ViewBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ViewBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ViewBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ViewBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input ViewBackward0_inputs[] = { { offsetof(tg__frame_ViewBackward0, self), offsetof(tg__frame_ViewBackward0, self_t), 0, false } };
+static const uint8_t ViewBackward0_edges[] = { 0 };
+static const tg_ag_save ViewBackward0_saves[] = { { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_ViewBackward0, self), offsetof(tg__node_ViewBackward0, self_sizes), 0, NULL } };
+static const tg_fw_term ViewBackward0_terms[] = { { 0, false, UINT64_C(0x1), ViewBackward0_jvp0_0, NULL } };
+static const tg_ag_output ViewBackward0_outputs[] = { { 0, offsetof(tg__frame_ViewBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ViewBackward0_type = { { "ViewBackward0", tg__autograd_apply, NULL }, ViewBackward0_formulas, 1, ViewBackward0_saves, 1 };
 static const tg_ag_entry ViewBackward0_entry = {
-    .vt = &ViewBackward0_type.vt, .node_size = sizeof(tg__node_ViewBackward0), .why = NULL,
+    .vt = &ViewBackward0_type.vt, .node_size = sizeof(tg__node_ViewBackward0),
     .inputs = ViewBackward0_inputs, .ninputs = 1,
     .edges = ViewBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ViewBackward0_saves, .nsaves = 1,
     .outputs = ViewBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ViewBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ViewBackward0_terms, .nterms = 1,
 };
 
 /* TransposeBackward0: transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
@@ -1285,23 +969,17 @@ typedef struct tg__node_TransposeBackward0 {
 static tg_tensor *TransposeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_TransposeBackward0 *n = (tg__node_TransposeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_transpose(grads[0], n->dim0, n->dim1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula TransposeBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TransposeBackward0_self },
-};
-static const tg_ag_node_type TransposeBackward0_type = { { "TransposeBackward0", tg__autograd_apply, NULL }, TransposeBackward0_formulas, 1 };
+static const tg_ag_formula TransposeBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TransposeBackward0_self } };
 
-/* The frame of TransposeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of TransposeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_TransposeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1314,39 +992,29 @@ typedef struct tg__frame_TransposeBackward0 {
 static tg_tensor *TransposeBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_TransposeBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_transpose(n->self_t, n->dim0, n->dim1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input TransposeBackward0_inputs[] = {
-    { offsetof(tg__frame_TransposeBackward0, self), offsetof(tg__frame_TransposeBackward0, self_t), 0, false },
-};
-static const uint8_t TransposeBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input TransposeBackward0_inputs[] = { { offsetof(tg__frame_TransposeBackward0, self), offsetof(tg__frame_TransposeBackward0, self_t), 0, false } };
+static const uint8_t TransposeBackward0_edges[] = { 0 };
 static const tg_ag_save TransposeBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TransposeBackward0, dim0), offsetof(tg__node_TransposeBackward0, dim0), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TransposeBackward0, dim1), offsetof(tg__node_TransposeBackward0, dim1), sizeof(int64_t), NULL },
 };
-static const tg_fw_term TransposeBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), TransposeBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output TransposeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_TransposeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term TransposeBackward0_terms[] = { { 0, false, UINT64_C(0x1), TransposeBackward0_jvp0_0, NULL } };
+static const tg_ag_output TransposeBackward0_outputs[] = { { 0, offsetof(tg__frame_TransposeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type TransposeBackward0_type = { { "TransposeBackward0", tg__autograd_apply, NULL }, TransposeBackward0_formulas, 1, TransposeBackward0_saves, 2 };
 static const tg_ag_entry TransposeBackward0_entry = {
-    .vt = &TransposeBackward0_type.vt, .node_size = sizeof(tg__node_TransposeBackward0), .why = NULL,
+    .vt = &TransposeBackward0_type.vt, .node_size = sizeof(tg__node_TransposeBackward0),
     .inputs = TransposeBackward0_inputs, .ninputs = 1,
     .edges = TransposeBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = TransposeBackward0_saves, .nsaves = 2,
     .outputs = TransposeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = TransposeBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = TransposeBackward0_terms, .nterms = 1,
 };
 
 /* AvgPool2dBackwardBackward0: avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
@@ -1365,12 +1033,9 @@ typedef struct tg__node_AvgPool2dBackwardBackward0 {
 static tg_tensor *AvgPool2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AvgPool2dBackwardBackward0 *n = (tg__node_AvgPool2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_avg_pool2d_fn(grads[0], n->kernel_size, (tg_avg_pool2d_opts){ .stride = n->stride, .padding = n->padding, .ceil_mode = n->ceil_mode, .count_include_pad = n->count_include_pad, .divisor_override = n->divisor_override }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1380,18 +1045,13 @@ done:
 static tg_tensor *AvgPool2dBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AvgPool2dBackwardBackward0 *n = (tg__node_AvgPool2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1399,15 +1059,8 @@ static const tg_ag_formula AvgPool2dBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AvgPool2dBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = AvgPool2dBackwardBackward0_self },
 };
-static void AvgPool2dBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_AvgPool2dBackwardBackward0 *n = (tg__node_AvgPool2dBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type AvgPool2dBackwardBackward0_type = { { "AvgPool2dBackwardBackward0", tg__autograd_apply, AvgPool2dBackwardBackward0_release_saved }, AvgPool2dBackwardBackward0_formulas, 2 };
-
-/* The frame of AvgPool2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AvgPool2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AvgPool2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1426,12 +1079,9 @@ typedef struct tg__frame_AvgPool2dBackwardBackward0 {
 static tg_tensor *AvgPool2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AvgPool2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_avg_pool2d_backward(n->grad_output_t, n->self, n->kernel_size, n->stride, n->padding, n->ceil_mode, n->count_include_pad, n->divisor_override))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1440,10 +1090,7 @@ static const tg_ag_input AvgPool2dBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_AvgPool2dBackwardBackward0, grad_output), offsetof(tg__frame_AvgPool2dBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_AvgPool2dBackwardBackward0, self), offsetof(tg__frame_AvgPool2dBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t AvgPool2dBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t AvgPool2dBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save AvgPool2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AvgPool2dBackwardBackward0, self), offsetof(tg__node_AvgPool2dBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_AvgPool2dBackwardBackward0, kernel_size), offsetof(tg__node_AvgPool2dBackwardBackward0, kernel_size), 0, NULL },
@@ -1453,19 +1100,16 @@ static const tg_ag_save AvgPool2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AvgPool2dBackwardBackward0, count_include_pad), offsetof(tg__node_AvgPool2dBackwardBackward0, count_include_pad), sizeof(bool), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AvgPool2dBackwardBackward0, divisor_override), offsetof(tg__node_AvgPool2dBackwardBackward0, divisor_override), sizeof(tg_opt_int), NULL },
 };
-static const tg_fw_term AvgPool2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AvgPool2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AvgPool2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AvgPool2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term AvgPool2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), AvgPool2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output AvgPool2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_AvgPool2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AvgPool2dBackwardBackward0_type = { { "AvgPool2dBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, AvgPool2dBackwardBackward0_formulas, 2, AvgPool2dBackwardBackward0_saves, 7 };
 static const tg_ag_entry AvgPool2dBackwardBackward0_entry = {
-    .vt = &AvgPool2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_AvgPool2dBackwardBackward0), .why = NULL,
+    .vt = &AvgPool2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_AvgPool2dBackwardBackward0),
     .inputs = AvgPool2dBackwardBackward0_inputs, .ninputs = 2,
     .edges = AvgPool2dBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = AvgPool2dBackwardBackward0_saves, .nsaves = 7,
     .outputs = AvgPool2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AvgPool2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AvgPool2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* AdaptiveAvgPool2dBackwardBackward0: _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -1479,16 +1123,12 @@ typedef struct tg__node_AdaptiveAvgPool2dBackwardBackward0 {
 static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AdaptiveAvgPool2dBackwardBackward0 *n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    int64_t t0 = 0;
-    int64_t t1 = 0;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t2 = NULL;
+    int64_t t0 = 0; int64_t t1 = 0;
     if (tg__gen_size(tg__saved_sizes_list(&n->grad_output_sizes), (-INT64_C(2)), &t0)) goto done;
     if (tg__gen_size(tg__saved_sizes_list(&n->grad_output_sizes), (-INT64_C(1)), &t1)) goto done;
     if (!(t2 = tg__adaptive_avg_pool2d(grads[0], (tg_int_list){ (const int64_t[]){ t0, t1 }, 2 }))) goto done;
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
     tg_release(t2);
     return tg_r;
@@ -1498,18 +1138,13 @@ done:
 static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AdaptiveAvgPool2dBackwardBackward0 *n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1517,15 +1152,8 @@ static const tg_ag_formula AdaptiveAvgPool2dBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AdaptiveAvgPool2dBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = AdaptiveAvgPool2dBackwardBackward0_self },
 };
-static void AdaptiveAvgPool2dBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_AdaptiveAvgPool2dBackwardBackward0 *n = (tg__node_AdaptiveAvgPool2dBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type AdaptiveAvgPool2dBackwardBackward0_type = { { "AdaptiveAvgPool2dBackwardBackward0", tg__autograd_apply, AdaptiveAvgPool2dBackwardBackward0_release_saved }, AdaptiveAvgPool2dBackwardBackward0_formulas, 2 };
-
-/* The frame of AdaptiveAvgPool2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AdaptiveAvgPool2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AdaptiveAvgPool2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1538,12 +1166,9 @@ typedef struct tg__frame_AdaptiveAvgPool2dBackwardBackward0 {
 static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AdaptiveAvgPool2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg__adaptive_avg_pool2d_backward(n->grad_output_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1552,27 +1177,21 @@ static const tg_ag_input AdaptiveAvgPool2dBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, grad_output), offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, self), offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t AdaptiveAvgPool2dBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t AdaptiveAvgPool2dBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save AdaptiveAvgPool2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, grad_output), offsetof(tg__node_AdaptiveAvgPool2dBackwardBackward0, grad_output_sizes), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, self), offsetof(tg__node_AdaptiveAvgPool2dBackwardBackward0, self), 0, NULL },
 };
-static const tg_fw_term AdaptiveAvgPool2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AdaptiveAvgPool2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AdaptiveAvgPool2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term AdaptiveAvgPool2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), AdaptiveAvgPool2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output AdaptiveAvgPool2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_AdaptiveAvgPool2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AdaptiveAvgPool2dBackwardBackward0_type = { { "AdaptiveAvgPool2dBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, AdaptiveAvgPool2dBackwardBackward0_formulas, 2, AdaptiveAvgPool2dBackwardBackward0_saves, 2 };
 static const tg_ag_entry AdaptiveAvgPool2dBackwardBackward0_entry = {
-    .vt = &AdaptiveAvgPool2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveAvgPool2dBackwardBackward0), .why = NULL,
+    .vt = &AdaptiveAvgPool2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveAvgPool2dBackwardBackward0),
     .inputs = AdaptiveAvgPool2dBackwardBackward0_inputs, .ninputs = 2,
     .edges = AdaptiveAvgPool2dBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = AdaptiveAvgPool2dBackwardBackward0_saves, .nsaves = 2,
     .outputs = AdaptiveAvgPool2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AdaptiveAvgPool2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AdaptiveAvgPool2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* ReflectionPad2dBackward0: reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
@@ -1586,32 +1205,18 @@ typedef struct tg__node_ReflectionPad2dBackward0 {
 static tg_tensor *ReflectionPad2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReflectionPad2dBackward0 *n = (tg__node_ReflectionPad2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_reflection_pad2d_backward(grads[0], s_self, n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ReflectionPad2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReflectionPad2dBackward0_self },
-};
-static void ReflectionPad2dBackward0_release_saved(tg_node *node)
-{
-    tg__node_ReflectionPad2dBackward0 *n = (tg__node_ReflectionPad2dBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula ReflectionPad2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReflectionPad2dBackward0_self } };
 
-static const tg_ag_node_type ReflectionPad2dBackward0_type = { { "ReflectionPad2dBackward0", tg__autograd_apply, ReflectionPad2dBackward0_release_saved }, ReflectionPad2dBackward0_formulas, 1 };
-
-/* The frame of ReflectionPad2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ReflectionPad2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ReflectionPad2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1623,39 +1228,29 @@ typedef struct tg__frame_ReflectionPad2dBackward0 {
 static tg_tensor *ReflectionPad2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ReflectionPad2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_reflection_pad2d(n->self_t, n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ReflectionPad2dBackward0_inputs[] = {
-    { offsetof(tg__frame_ReflectionPad2dBackward0, self), offsetof(tg__frame_ReflectionPad2dBackward0, self_t), 0, false },
-};
-static const uint8_t ReflectionPad2dBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input ReflectionPad2dBackward0_inputs[] = { { offsetof(tg__frame_ReflectionPad2dBackward0, self), offsetof(tg__frame_ReflectionPad2dBackward0, self_t), 0, false } };
+static const uint8_t ReflectionPad2dBackward0_edges[] = { 0 };
 static const tg_ag_save ReflectionPad2dBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ReflectionPad2dBackward0, self), offsetof(tg__node_ReflectionPad2dBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_ReflectionPad2dBackward0, padding), offsetof(tg__node_ReflectionPad2dBackward0, padding), 0, NULL },
 };
-static const tg_fw_term ReflectionPad2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ReflectionPad2dBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ReflectionPad2dBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ReflectionPad2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ReflectionPad2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), ReflectionPad2dBackward0_jvp0_0, NULL } };
+static const tg_ag_output ReflectionPad2dBackward0_outputs[] = { { 0, offsetof(tg__frame_ReflectionPad2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ReflectionPad2dBackward0_type = { { "ReflectionPad2dBackward0", tg__autograd_apply, tg__autograd_release_saved }, ReflectionPad2dBackward0_formulas, 1, ReflectionPad2dBackward0_saves, 2 };
 static const tg_ag_entry ReflectionPad2dBackward0_entry = {
-    .vt = &ReflectionPad2dBackward0_type.vt, .node_size = sizeof(tg__node_ReflectionPad2dBackward0), .why = NULL,
+    .vt = &ReflectionPad2dBackward0_type.vt, .node_size = sizeof(tg__node_ReflectionPad2dBackward0),
     .inputs = ReflectionPad2dBackward0_inputs, .ninputs = 1,
     .edges = ReflectionPad2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ReflectionPad2dBackward0_saves, .nsaves = 2,
     .outputs = ReflectionPad2dBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ReflectionPad2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ReflectionPad2dBackward0_terms, .nterms = 1,
 };
 
 /* NativeBatchNormBackwardBackward0: native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
@@ -1682,15 +1277,9 @@ static int NativeBatchNormBackwardBackward0_input_weight_grad_out(tg_node *tg_nd
 {
     tg__node_NativeBatchNormBackwardBackward0 *n = (tg__node_NativeBatchNormBackwardBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_grad_out = NULL;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *s_running_mean = NULL;
-    tg_tensor *s_running_var = NULL;
-    tg_tensor *s_save_mean = NULL;
-    tg_tensor *s_save_invstd = NULL;
+    tg_tensor *s_grad_out = NULL, *s_input = NULL, *s_weight = NULL, *s_running_mean = NULL;
+    tg_tensor *s_running_var = NULL, *s_save_mean = NULL, *s_save_invstd = NULL;
     tg_tensors3 t0 = { 0 };
-    (void)n;
     if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
@@ -1700,30 +1289,14 @@ static int NativeBatchNormBackwardBackward0_input_weight_grad_out(tg_node *tg_nd
     if (n->save_invstd_defined && !(s_save_invstd = tg_autograd_unpack(&n->save_invstd, &n->base))) goto done;
     t0 = tg_batchnorm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_running_mean, s_running_var, n->train, n->eps, s_save_mean, s_save_invstd, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    if (tg__node_needs_input_grad(&n->base, 0)) {
-        out[0] = t0.r0;
-        t0.r0 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 1)) {
-        out[1] = t0.r1;
-        t0.r1 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 2)) {
-        out[2] = t0.r2;
-        t0.r2 = NULL;
-    }
+    if (tg__node_needs_input_grad(&n->base, 0)) out[0] = tg__gen_take(&t0.r0);
+    if (tg__node_needs_input_grad(&n->base, 1)) out[1] = tg__gen_take(&t0.r1);
+    if (tg__node_needs_input_grad(&n->base, 2)) out[2] = tg__gen_take(&t0.r2);
     tg_rc = 0;
 done:
-    tg_release(s_grad_out);
-    tg_release(s_input);
-    tg_release(s_weight);
-    tg_release(s_running_mean);
-    tg_release(s_running_var);
-    tg_release(s_save_mean);
-    tg_release(s_save_invstd);
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
+    tg_release(s_grad_out); tg_release(s_input); tg_release(s_weight); tg_release(s_running_mean);
+    tg_release(s_running_var); tg_release(s_save_mean); tg_release(s_save_invstd);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2);
     return tg_rc;
 }
 
@@ -1732,21 +1305,8 @@ static const tg_ag_formula NativeBatchNormBackwardBackward0_formulas[] = {
     { TG_AGF_NOT_IMPL, -1, UINT64_C(0x8), -1, "native_batch_norm_backward save_mean", .fn.one = NULL },
     { TG_AGF_NOT_IMPL, -1, UINT64_C(0x10), -1, "native_batch_norm_backward save_invstd", .fn.one = NULL },
 };
-static void NativeBatchNormBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_NativeBatchNormBackwardBackward0 *n = (tg__node_NativeBatchNormBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_out);
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-    tg_autograd_saved_release(&n->running_mean);
-    tg_autograd_saved_release(&n->running_var);
-    tg_autograd_saved_release(&n->save_mean);
-    tg_autograd_saved_release(&n->save_invstd);
-}
 
-static const tg_ag_node_type NativeBatchNormBackwardBackward0_type = { { "NativeBatchNormBackwardBackward0", tg__autograd_apply, NativeBatchNormBackwardBackward0_release_saved }, NativeBatchNormBackwardBackward0_formulas, 3 };
-
-/* The frame of NativeBatchNormBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NativeBatchNormBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NativeBatchNormBackwardBackward0 {
     tg_tensor *grad_out;
     tg_tensor *grad_out_t;
@@ -1774,147 +1334,98 @@ typedef struct tg__frame_NativeBatchNormBackwardBackward0 {
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_native_batch_norm_backward(n->grad_out_t, n->input, n->weight, n->running_mean, n->running_var, n->save_mean, n->save_invstd, n->train, n->eps, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result0: std::get<0>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) (term 1) */
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_batchnorm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result0: std::get<0>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) + std::get<0>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {true, false, false})) (term 2) */
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_batchnorm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) (term 0) */
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp1_0(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_native_batch_norm_backward(n->grad_out_t, n->input, n->weight, n->running_mean, n->running_var, n->save_mean, n->save_invstd, n->train, n->eps, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) (term 1) */
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp1_1(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_batchnorm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) + std::get<1>(batchnorm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, running_mean, running_var, train, eps, save_mean, save_invstd, {false, true, false})) (term 2) */
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp1_2(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_batchnorm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->running_mean, n->running_var, n->train, n->eps, n->save_mean, n->save_invstd, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result2: std::get<2>(native_batch_norm_backward(grad_out_t, input_p, weight_p, running_mean, running_var, save_mean, save_invstd, train, eps, {false, false, true})) (term 0) */
 static tg_tensor *NativeBatchNormBackwardBackward0_jvp2_0(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_native_batch_norm_backward(n->grad_out_t, n->input, n->weight, n->running_mean, n->running_var, n->save_mean, n->save_invstd, n->train, n->eps, (tg_bool_list){ (const bool[]){ false, false, true }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r2;
-    t0.r2 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r2);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input NativeBatchNormBackwardBackward0_inputs[] = {
@@ -1926,13 +1437,7 @@ static const tg_ag_input NativeBatchNormBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_NativeBatchNormBackwardBackward0, save_mean), offsetof(tg__frame_NativeBatchNormBackwardBackward0, save_mean_t), 5, false },
     { offsetof(tg__frame_NativeBatchNormBackwardBackward0, save_invstd), offsetof(tg__frame_NativeBatchNormBackwardBackward0, save_invstd_t), 6, false },
 };
-static const uint8_t NativeBatchNormBackwardBackward0_edges[] = {
-    1,
-    2,
-    0,
-    5,
-    6,
-};
+static const uint8_t NativeBatchNormBackwardBackward0_edges[] = { 1, 2, 0, 5, 6 };
 static const tg_ag_save NativeBatchNormBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeBatchNormBackwardBackward0, grad_out), offsetof(tg__node_NativeBatchNormBackwardBackward0, grad_out), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeBatchNormBackwardBackward0, input), offsetof(tg__node_NativeBatchNormBackwardBackward0, input), 0, NULL },
@@ -1963,13 +1468,14 @@ static const tg_ag_output NativeBatchNormBackwardBackward0_outputs[] = {
     { offsetof(tg_tensors3, r1), offsetof(tg__frame_NativeBatchNormBackwardBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_tensors3, r2), offsetof(tg__frame_NativeBatchNormBackwardBackward0, result2), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
 };
+static const tg_ag_node_type NativeBatchNormBackwardBackward0_type = { { "NativeBatchNormBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, NativeBatchNormBackwardBackward0_formulas, 3, NativeBatchNormBackwardBackward0_saves, 14 };
 static const tg_ag_entry NativeBatchNormBackwardBackward0_entry = {
-    .vt = &NativeBatchNormBackwardBackward0_type.vt, .node_size = sizeof(tg__node_NativeBatchNormBackwardBackward0), .why = NULL,
+    .vt = &NativeBatchNormBackwardBackward0_type.vt, .node_size = sizeof(tg__node_NativeBatchNormBackwardBackward0),
     .inputs = NativeBatchNormBackwardBackward0_inputs, .ninputs = 7,
     .edges = NativeBatchNormBackwardBackward0_edges, .nedges = 5, .list_edge = -1,
     .saves = NativeBatchNormBackwardBackward0_saves, .nsaves = 14,
     .outputs = NativeBatchNormBackwardBackward0_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = NativeBatchNormBackwardBackward0_terms, .nterms = 7, .fw_why = NULL,
+    .terms = NativeBatchNormBackwardBackward0_terms, .nterms = 7,
 };
 
 /* LeakyReluBackward0: leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
@@ -1983,32 +1489,18 @@ typedef struct tg__node_LeakyReluBackward0 {
 static tg_tensor *LeakyReluBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LeakyReluBackward0 *n = (tg__node_LeakyReluBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_leaky_relu_backward(grads[0], s_self, n->negative_slope, false))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula LeakyReluBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LeakyReluBackward0_self },
-};
-static void LeakyReluBackward0_release_saved(tg_node *node)
-{
-    tg__node_LeakyReluBackward0 *n = (tg__node_LeakyReluBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula LeakyReluBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LeakyReluBackward0_self } };
 
-static const tg_ag_node_type LeakyReluBackward0_type = { { "LeakyReluBackward0", tg__autograd_apply, LeakyReluBackward0_release_saved }, LeakyReluBackward0_formulas, 1 };
-
-/* The frame of LeakyReluBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LeakyReluBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LeakyReluBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2020,39 +1512,29 @@ typedef struct tg__frame_LeakyReluBackward0 {
 static tg_tensor *LeakyReluBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LeakyReluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_leaky_relu_backward(n->self_t, n->self, n->negative_slope, false))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input LeakyReluBackward0_inputs[] = {
-    { offsetof(tg__frame_LeakyReluBackward0, self), offsetof(tg__frame_LeakyReluBackward0, self_t), 0, false },
-};
-static const uint8_t LeakyReluBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input LeakyReluBackward0_inputs[] = { { offsetof(tg__frame_LeakyReluBackward0, self), offsetof(tg__frame_LeakyReluBackward0, self_t), 0, false } };
+static const uint8_t LeakyReluBackward0_edges[] = { 0 };
 static const tg_ag_save LeakyReluBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LeakyReluBackward0, self), offsetof(tg__node_LeakyReluBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_LeakyReluBackward0, negative_slope), offsetof(tg__node_LeakyReluBackward0, negative_slope), sizeof(double), NULL },
 };
-static const tg_fw_term LeakyReluBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LeakyReluBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output LeakyReluBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LeakyReluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term LeakyReluBackward0_terms[] = { { 0, false, UINT64_C(0x1), LeakyReluBackward0_jvp0_0, NULL } };
+static const tg_ag_output LeakyReluBackward0_outputs[] = { { 0, offsetof(tg__frame_LeakyReluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LeakyReluBackward0_type = { { "LeakyReluBackward0", tg__autograd_apply, tg__autograd_release_saved }, LeakyReluBackward0_formulas, 1, LeakyReluBackward0_saves, 2 };
 static const tg_ag_entry LeakyReluBackward0_entry = {
-    .vt = &LeakyReluBackward0_type.vt, .node_size = sizeof(tg__node_LeakyReluBackward0), .why = NULL,
+    .vt = &LeakyReluBackward0_type.vt, .node_size = sizeof(tg__node_LeakyReluBackward0),
     .inputs = LeakyReluBackward0_inputs, .ninputs = 1,
     .edges = LeakyReluBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = LeakyReluBackward0_saves, .nsaves = 2,
     .outputs = LeakyReluBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LeakyReluBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LeakyReluBackward0_terms, .nterms = 1,
 };
 
 /* LeakyReluBackward1: leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
@@ -2066,32 +1548,18 @@ typedef struct tg__node_LeakyReluBackward1 {
 static tg_tensor *LeakyReluBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LeakyReluBackward1 *n = (tg__node_LeakyReluBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_leaky_relu_backward(grads[0], s_result, n->negative_slope, true))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula LeakyReluBackward1_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LeakyReluBackward1_self },
-};
-static void LeakyReluBackward1_release_saved(tg_node *node)
-{
-    tg__node_LeakyReluBackward1 *n = (tg__node_LeakyReluBackward1 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula LeakyReluBackward1_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LeakyReluBackward1_self } };
 
-static const tg_ag_node_type LeakyReluBackward1_type = { { "LeakyReluBackward1", tg__autograd_apply, LeakyReluBackward1_release_saved }, LeakyReluBackward1_formulas, 1 };
-
-/* The frame of LeakyReluBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LeakyReluBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LeakyReluBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2103,43 +1571,31 @@ typedef struct tg__frame_LeakyReluBackward1 {
 static tg_tensor *LeakyReluBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_LeakyReluBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_leaky_relu_backward(n->self_t, n->result, n->negative_slope, true))) goto done;
     if (!(t1 = tg_copy__fn(n->self_t, t0, (tg_copy__opts){ .non_blocking = false }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input LeakyReluBackward1_inputs[] = {
-    { offsetof(tg__frame_LeakyReluBackward1, self), offsetof(tg__frame_LeakyReluBackward1, self_t), 0, false },
-};
-static const uint8_t LeakyReluBackward1_edges[] = {
-    0,
-};
+static const tg_ag_input LeakyReluBackward1_inputs[] = { { offsetof(tg__frame_LeakyReluBackward1, self), offsetof(tg__frame_LeakyReluBackward1, self_t), 0, false } };
+static const uint8_t LeakyReluBackward1_edges[] = { 0 };
 static const tg_ag_save LeakyReluBackward1_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_LeakyReluBackward1, negative_slope), offsetof(tg__node_LeakyReluBackward1, negative_slope), sizeof(double), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_LeakyReluBackward1, result), 0, NULL },
 };
-static const tg_fw_term LeakyReluBackward1_terms[] = {
-    { 0, false, UINT64_C(0x1), LeakyReluBackward1_jvp0_0, NULL },
-};
-static const tg_ag_output LeakyReluBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_LeakyReluBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term LeakyReluBackward1_terms[] = { { 0, false, UINT64_C(0x1), LeakyReluBackward1_jvp0_0, NULL } };
+static const tg_ag_output LeakyReluBackward1_outputs[] = { { 0, offsetof(tg__frame_LeakyReluBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LeakyReluBackward1_type = { { "LeakyReluBackward1", tg__autograd_apply, tg__autograd_release_saved }, LeakyReluBackward1_formulas, 1, LeakyReluBackward1_saves, 2 };
 static const tg_ag_entry LeakyReluBackward1_entry = {
-    .vt = &LeakyReluBackward1_type.vt, .node_size = sizeof(tg__node_LeakyReluBackward1), .why = NULL,
+    .vt = &LeakyReluBackward1_type.vt, .node_size = sizeof(tg__node_LeakyReluBackward1),
     .inputs = LeakyReluBackward1_inputs, .ninputs = 1,
     .edges = LeakyReluBackward1_edges, .nedges = 1, .list_edge = -1,
     .saves = LeakyReluBackward1_saves, .nsaves = 2,
     .outputs = LeakyReluBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LeakyReluBackward1_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LeakyReluBackward1_terms, .nterms = 1,
 };
 
 /* MishBackward0: mish(Tensor self) -> Tensor */
@@ -2152,32 +1608,18 @@ typedef struct tg__node_MishBackward0 {
 static tg_tensor *MishBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MishBackward0 *n = (tg__node_MishBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mish_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MishBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MishBackward0_self },
-};
-static void MishBackward0_release_saved(tg_node *node)
-{
-    tg__node_MishBackward0 *n = (tg__node_MishBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula MishBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MishBackward0_self } };
 
-static const tg_ag_node_type MishBackward0_type = { { "MishBackward0", tg__autograd_apply, MishBackward0_release_saved }, MishBackward0_formulas, 1 };
-
-/* The frame of MishBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MishBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MishBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2188,38 +1630,26 @@ typedef struct tg__frame_MishBackward0 {
 static tg_tensor *MishBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MishBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mish_backward(n->self_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input MishBackward0_inputs[] = {
-    { offsetof(tg__frame_MishBackward0, self), offsetof(tg__frame_MishBackward0, self_t), 0, false },
-};
-static const uint8_t MishBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save MishBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MishBackward0, self), offsetof(tg__node_MishBackward0, self), 0, NULL },
-};
-static const tg_fw_term MishBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MishBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output MishBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MishBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input MishBackward0_inputs[] = { { offsetof(tg__frame_MishBackward0, self), offsetof(tg__frame_MishBackward0, self_t), 0, false } };
+static const uint8_t MishBackward0_edges[] = { 0 };
+static const tg_ag_save MishBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MishBackward0, self), offsetof(tg__node_MishBackward0, self), 0, NULL } };
+static const tg_fw_term MishBackward0_terms[] = { { 0, false, UINT64_C(0x1), MishBackward0_jvp0_0, NULL } };
+static const tg_ag_output MishBackward0_outputs[] = { { 0, offsetof(tg__frame_MishBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MishBackward0_type = { { "MishBackward0", tg__autograd_apply, tg__autograd_release_saved }, MishBackward0_formulas, 1, MishBackward0_saves, 1 };
 static const tg_ag_entry MishBackward0_entry = {
-    .vt = &MishBackward0_type.vt, .node_size = sizeof(tg__node_MishBackward0), .why = NULL,
+    .vt = &MishBackward0_type.vt, .node_size = sizeof(tg__node_MishBackward0),
     .inputs = MishBackward0_inputs, .ninputs = 1,
     .edges = MishBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MishBackward0_saves, .nsaves = 1,
     .outputs = MishBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MishBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MishBackward0_terms, .nterms = 1,
 };
 
 /* ErfBackward0: erf(Tensor self) -> Tensor */
@@ -2232,14 +1662,8 @@ typedef struct tg__node_ErfBackward0 {
 static tg_tensor *ErfBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ErfBackward0 *n = (tg__node_ErfBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     tg_tensor *t4 = NULL;
-    (void)n;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_pow_scalar(s_self, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
@@ -2250,30 +1674,16 @@ static tg_tensor *ErfBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_mul(t3, grads[0]))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     tg_release(t4);
     return tg_r;
 }
 
-static const tg_ag_formula ErfBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ErfBackward0_self },
-};
-static void ErfBackward0_release_saved(tg_node *node)
-{
-    tg__node_ErfBackward0 *n = (tg__node_ErfBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula ErfBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ErfBackward0_self } };
 
-static const tg_ag_node_type ErfBackward0_type = { { "ErfBackward0", tg__autograd_apply, ErfBackward0_release_saved }, ErfBackward0_formulas, 1 };
-
-/* The frame of ErfBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ErfBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ErfBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2284,13 +1694,7 @@ typedef struct tg__frame_ErfBackward0 {
 static tg_tensor *ErfBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ErfBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(t0 = tg_pow_scalar(n->self, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
@@ -2300,38 +1704,24 @@ static tg_tensor *ErfBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_mul(t3, n->self_t))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
-static const tg_ag_input ErfBackward0_inputs[] = {
-    { offsetof(tg__frame_ErfBackward0, self), offsetof(tg__frame_ErfBackward0, self_t), 0, false },
-};
-static const uint8_t ErfBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save ErfBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ErfBackward0, self), offsetof(tg__node_ErfBackward0, self), 0, NULL },
-};
-static const tg_fw_term ErfBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ErfBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ErfBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ErfBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input ErfBackward0_inputs[] = { { offsetof(tg__frame_ErfBackward0, self), offsetof(tg__frame_ErfBackward0, self_t), 0, false } };
+static const uint8_t ErfBackward0_edges[] = { 0 };
+static const tg_ag_save ErfBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ErfBackward0, self), offsetof(tg__node_ErfBackward0, self), 0, NULL } };
+static const tg_fw_term ErfBackward0_terms[] = { { 0, false, UINT64_C(0x1), ErfBackward0_jvp0_0, NULL } };
+static const tg_ag_output ErfBackward0_outputs[] = { { 0, offsetof(tg__frame_ErfBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ErfBackward0_type = { { "ErfBackward0", tg__autograd_apply, tg__autograd_release_saved }, ErfBackward0_formulas, 1, ErfBackward0_saves, 1 };
 static const tg_ag_entry ErfBackward0_entry = {
-    .vt = &ErfBackward0_type.vt, .node_size = sizeof(tg__node_ErfBackward0), .why = NULL,
+    .vt = &ErfBackward0_type.vt, .node_size = sizeof(tg__node_ErfBackward0),
     .inputs = ErfBackward0_inputs, .ninputs = 1,
     .edges = ErfBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ErfBackward0_saves, .nsaves = 1,
     .outputs = ErfBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ErfBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ErfBackward0_terms, .nterms = 1,
 };
 
 /* Log1pBackward0: log1p(Tensor self) -> Tensor */
@@ -2344,36 +1734,20 @@ typedef struct tg__node_Log1pBackward0 {
 static tg_tensor *Log1pBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_Log1pBackward0 *n = (tg__node_Log1pBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_add_scalar_fn(s_self, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     if (!(t1 = tg_div(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula Log1pBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = Log1pBackward0_self },
-};
-static void Log1pBackward0_release_saved(tg_node *node)
-{
-    tg__node_Log1pBackward0 *n = (tg__node_Log1pBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula Log1pBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = Log1pBackward0_self } };
 
-static const tg_ag_node_type Log1pBackward0_type = { { "Log1pBackward0", tg__autograd_apply, Log1pBackward0_release_saved }, Log1pBackward0_formulas, 1 };
-
-/* The frame of Log1pBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of Log1pBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_Log1pBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2384,42 +1758,28 @@ typedef struct tg__frame_Log1pBackward0 {
 static tg_tensor *Log1pBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_Log1pBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_add_scalar_fn(n->self, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     if (!(t1 = tg_div(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input Log1pBackward0_inputs[] = {
-    { offsetof(tg__frame_Log1pBackward0, self), offsetof(tg__frame_Log1pBackward0, self_t), 0, false },
-};
-static const uint8_t Log1pBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save Log1pBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_Log1pBackward0, self), offsetof(tg__node_Log1pBackward0, self), 0, NULL },
-};
-static const tg_fw_term Log1pBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), Log1pBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output Log1pBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_Log1pBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input Log1pBackward0_inputs[] = { { offsetof(tg__frame_Log1pBackward0, self), offsetof(tg__frame_Log1pBackward0, self_t), 0, false } };
+static const uint8_t Log1pBackward0_edges[] = { 0 };
+static const tg_ag_save Log1pBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_Log1pBackward0, self), offsetof(tg__node_Log1pBackward0, self), 0, NULL } };
+static const tg_fw_term Log1pBackward0_terms[] = { { 0, false, UINT64_C(0x1), Log1pBackward0_jvp0_0, NULL } };
+static const tg_ag_output Log1pBackward0_outputs[] = { { 0, offsetof(tg__frame_Log1pBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type Log1pBackward0_type = { { "Log1pBackward0", tg__autograd_apply, tg__autograd_release_saved }, Log1pBackward0_formulas, 1, Log1pBackward0_saves, 1 };
 static const tg_ag_entry Log1pBackward0_entry = {
-    .vt = &Log1pBackward0_type.vt, .node_size = sizeof(tg__node_Log1pBackward0), .why = NULL,
+    .vt = &Log1pBackward0_type.vt, .node_size = sizeof(tg__node_Log1pBackward0),
     .inputs = Log1pBackward0_inputs, .ninputs = 1,
     .edges = Log1pBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = Log1pBackward0_saves, .nsaves = 1,
     .outputs = Log1pBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = Log1pBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = Log1pBackward0_terms, .nterms = 1,
 };
 
 /* MaskedFillBackward0: masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
@@ -2432,32 +1792,18 @@ typedef struct tg__node_MaskedFillBackward0 {
 static tg_tensor *MaskedFillBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaskedFillBackward0 *n = (tg__node_MaskedFillBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mask = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mask = NULL, *t0 = NULL;
     if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
     if (!(t0 = tg_masked_fill_scalar(grads[0], s_mask, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_mask);
-    tg_release(t0);
+    tg_release(s_mask); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MaskedFillBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaskedFillBackward0_self },
-};
-static void MaskedFillBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaskedFillBackward0 *n = (tg__node_MaskedFillBackward0 *)node;
-    tg_autograd_saved_release(&n->mask);
-}
+static const tg_ag_formula MaskedFillBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaskedFillBackward0_self } };
 
-static const tg_ag_node_type MaskedFillBackward0_type = { { "MaskedFillBackward0", tg__autograd_apply, MaskedFillBackward0_release_saved }, MaskedFillBackward0_formulas, 1 };
-
-/* The frame of MaskedFillBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaskedFillBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaskedFillBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2471,12 +1817,9 @@ typedef struct tg__frame_MaskedFillBackward0 {
 static tg_tensor *MaskedFillBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaskedFillBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_masked_fill_scalar(n->self_t, n->mask, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2485,25 +1828,18 @@ static const tg_ag_input MaskedFillBackward0_inputs[] = {
     { offsetof(tg__frame_MaskedFillBackward0, self), offsetof(tg__frame_MaskedFillBackward0, self_t), 0, false },
     { offsetof(tg__frame_MaskedFillBackward0, mask), offsetof(tg__frame_MaskedFillBackward0, mask_t), 1, false },
 };
-static const uint8_t MaskedFillBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save MaskedFillBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaskedFillBackward0, mask), offsetof(tg__node_MaskedFillBackward0, mask), 0, NULL },
-};
-static const tg_fw_term MaskedFillBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MaskedFillBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output MaskedFillBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MaskedFillBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t MaskedFillBackward0_edges[] = { 0 };
+static const tg_ag_save MaskedFillBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaskedFillBackward0, mask), offsetof(tg__node_MaskedFillBackward0, mask), 0, NULL } };
+static const tg_fw_term MaskedFillBackward0_terms[] = { { 0, false, UINT64_C(0x1), MaskedFillBackward0_jvp0_0, NULL } };
+static const tg_ag_output MaskedFillBackward0_outputs[] = { { 0, offsetof(tg__frame_MaskedFillBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MaskedFillBackward0_type = { { "MaskedFillBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaskedFillBackward0_formulas, 1, MaskedFillBackward0_saves, 1 };
 static const tg_ag_entry MaskedFillBackward0_entry = {
-    .vt = &MaskedFillBackward0_type.vt, .node_size = sizeof(tg__node_MaskedFillBackward0), .why = NULL,
+    .vt = &MaskedFillBackward0_type.vt, .node_size = sizeof(tg__node_MaskedFillBackward0),
     .inputs = MaskedFillBackward0_inputs, .ninputs = 2,
     .edges = MaskedFillBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MaskedFillBackward0_saves, .nsaves = 1,
     .outputs = MaskedFillBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MaskedFillBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MaskedFillBackward0_terms, .nterms = 1,
 };
 
 /* MaskedFillBackward1: masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
@@ -2516,17 +1852,12 @@ typedef struct tg__node_MaskedFillBackward1 {
 static tg_tensor *MaskedFillBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaskedFillBackward1 *n = (tg__node_MaskedFillBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mask = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mask = NULL, *t0 = NULL;
     if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
     if (!(t0 = tg_masked_fill_scalar(grads[0], s_mask, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_mask);
-    tg_release(t0);
+    tg_release(s_mask); tg_release(t0);
     return tg_r;
 }
 
@@ -2534,21 +1865,14 @@ done:
 static tg_tensor *MaskedFillBackward1_value(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaskedFillBackward1 *n = (tg__node_MaskedFillBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mask = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mask = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_other(s_mask, grads[0], (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_mask);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_mask); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -2556,15 +1880,8 @@ static const tg_ag_formula MaskedFillBackward1_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaskedFillBackward1_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MaskedFillBackward1_value },
 };
-static void MaskedFillBackward1_release_saved(tg_node *node)
-{
-    tg__node_MaskedFillBackward1 *n = (tg__node_MaskedFillBackward1 *)node;
-    tg_autograd_saved_release(&n->mask);
-}
 
-static const tg_ag_node_type MaskedFillBackward1_type = { { "MaskedFillBackward1", tg__autograd_apply, MaskedFillBackward1_release_saved }, MaskedFillBackward1_formulas, 2 };
-
-/* The frame of MaskedFillBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaskedFillBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaskedFillBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2579,12 +1896,9 @@ typedef struct tg__frame_MaskedFillBackward1 {
 static tg_tensor *MaskedFillBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_MaskedFillBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_masked_fill_scalar(n->self_t, n->mask, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2593,12 +1907,9 @@ done:
 static tg_tensor *MaskedFillBackward1_jvp0_1(void *tg_frame)
 {
     tg__frame_MaskedFillBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_where_scalar_other(n->mask, n->value_t, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2608,27 +1919,21 @@ static const tg_ag_input MaskedFillBackward1_inputs[] = {
     { offsetof(tg__frame_MaskedFillBackward1, mask), offsetof(tg__frame_MaskedFillBackward1, mask_t), 1, false },
     { offsetof(tg__frame_MaskedFillBackward1, value), offsetof(tg__frame_MaskedFillBackward1, value_t), 2, false },
 };
-static const uint8_t MaskedFillBackward1_edges[] = {
-    0,
-    2,
-};
-static const tg_ag_save MaskedFillBackward1_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaskedFillBackward1, mask), offsetof(tg__node_MaskedFillBackward1, mask), 0, NULL },
-};
+static const uint8_t MaskedFillBackward1_edges[] = { 0, 2 };
+static const tg_ag_save MaskedFillBackward1_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaskedFillBackward1, mask), offsetof(tg__node_MaskedFillBackward1, mask), 0, NULL } };
 static const tg_fw_term MaskedFillBackward1_terms[] = {
     { 0, false, UINT64_C(0x1), MaskedFillBackward1_jvp0_0, NULL },
     { 0, false, UINT64_C(0x4), MaskedFillBackward1_jvp0_1, NULL },
 };
-static const tg_ag_output MaskedFillBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_MaskedFillBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output MaskedFillBackward1_outputs[] = { { 0, offsetof(tg__frame_MaskedFillBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MaskedFillBackward1_type = { { "MaskedFillBackward1", tg__autograd_apply, tg__autograd_release_saved }, MaskedFillBackward1_formulas, 2, MaskedFillBackward1_saves, 1 };
 static const tg_ag_entry MaskedFillBackward1_entry = {
-    .vt = &MaskedFillBackward1_type.vt, .node_size = sizeof(tg__node_MaskedFillBackward1), .why = NULL,
+    .vt = &MaskedFillBackward1_type.vt, .node_size = sizeof(tg__node_MaskedFillBackward1),
     .inputs = MaskedFillBackward1_inputs, .ninputs = 3,
     .edges = MaskedFillBackward1_edges, .nedges = 2, .list_edge = -1,
     .saves = MaskedFillBackward1_saves, .nsaves = 1,
     .outputs = MaskedFillBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MaskedFillBackward1_terms, .nterms = 2, .fw_why = NULL,
+    .terms = MaskedFillBackward1_terms, .nterms = 2,
 };
 
 /* BaddbmmBackward0: baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
@@ -2644,22 +1949,16 @@ typedef struct tg__node_BaddbmmBackward0 {
 static tg_tensor *BaddbmmBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_BaddbmmBackward0 *n = (tg__node_BaddbmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (n->beta == INT64_C(1)) {
         t0 = tg_retain(grads[0]);
     } else {
         if (!(t1 = tg_mul_scalar(grads[0], n->beta))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -2667,41 +1966,26 @@ done:
 static tg_tensor *BaddbmmBackward0_batch1(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_BaddbmmBackward0 *n = (tg__node_BaddbmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_batch2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_batch2 = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    tg_tensor *t4 = NULL, *t5 = NULL;
     if (!(s_batch2 = tg_autograd_unpack(&n->batch2, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_transpose(s_batch2, INT64_C(1), INT64_C(2)))) goto done;
         if (!(t2 = tg_bmm(grads[0], t1))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     } else {
         if (!(t3 = tg_transpose(s_batch2, INT64_C(1), INT64_C(2)))) goto done;
         if (!(t4 = tg_bmm(grads[0], t3))) goto done;
         TG__GEN_DROP(t3);
         if (!(t5 = tg_mul_scalar(t4, n->alpha))) goto done;
         TG__GEN_DROP(t4);
-        t0 = t5;
-        t5 = NULL;
+        t0 = tg__gen_take(&t5);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_batch2);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_batch2); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -2709,41 +1993,26 @@ done:
 static tg_tensor *BaddbmmBackward0_batch2(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_BaddbmmBackward0 *n = (tg__node_BaddbmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_batch1 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_batch1 = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    tg_tensor *t4 = NULL, *t5 = NULL;
     if (!(s_batch1 = tg_autograd_unpack(&n->batch1, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_transpose(s_batch1, INT64_C(1), INT64_C(2)))) goto done;
         if (!(t2 = tg_bmm(t1, grads[0]))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     } else {
         if (!(t3 = tg_transpose(s_batch1, INT64_C(1), INT64_C(2)))) goto done;
         if (!(t4 = tg_bmm(t3, grads[0]))) goto done;
         TG__GEN_DROP(t3);
         if (!(t5 = tg_mul_scalar(t4, n->alpha))) goto done;
         TG__GEN_DROP(t4);
-        t0 = t5;
-        t5 = NULL;
+        t0 = tg__gen_take(&t5);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_batch1);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_batch1); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -2752,16 +2021,8 @@ static const tg_ag_formula BaddbmmBackward0_formulas[] = {
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = BaddbmmBackward0_batch1 },
     { TG_AGF_ONE, 2, UINT64_C(0x4), -1, NULL, .fn.one = BaddbmmBackward0_batch2 },
 };
-static void BaddbmmBackward0_release_saved(tg_node *node)
-{
-    tg__node_BaddbmmBackward0 *n = (tg__node_BaddbmmBackward0 *)node;
-    tg_autograd_saved_release(&n->batch1);
-    tg_autograd_saved_release(&n->batch2);
-}
 
-static const tg_ag_node_type BaddbmmBackward0_type = { { "BaddbmmBackward0", tg__autograd_apply, BaddbmmBackward0_release_saved }, BaddbmmBackward0_formulas, 3 };
-
-/* The frame of BaddbmmBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of BaddbmmBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_BaddbmmBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2778,12 +2039,9 @@ typedef struct tg__frame_BaddbmmBackward0 {
 static tg_tensor *BaddbmmBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_BaddbmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mul_scalar(n->self_t, n->beta))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2792,36 +2050,26 @@ done:
 static tg_tensor *BaddbmmBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_BaddbmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_bmm(n->batch1_t, n->batch2))) goto done;
     if (!(t1 = tg_mul_scalar(t0, n->alpha))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 /* result: self_t * beta + batch1_t.bmm(batch2_p) * alpha + batch1_p.bmm(batch2_t) * alpha (term 2) */
 static tg_tensor *BaddbmmBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_BaddbmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_bmm(n->batch1, n->batch2_t))) goto done;
     if (!(t1 = tg_mul_scalar(t0, n->alpha))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input BaddbmmBackward0_inputs[] = {
@@ -2829,11 +2077,7 @@ static const tg_ag_input BaddbmmBackward0_inputs[] = {
     { offsetof(tg__frame_BaddbmmBackward0, batch1), offsetof(tg__frame_BaddbmmBackward0, batch1_t), 1, false },
     { offsetof(tg__frame_BaddbmmBackward0, batch2), offsetof(tg__frame_BaddbmmBackward0, batch2_t), 2, false },
 };
-static const uint8_t BaddbmmBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t BaddbmmBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save BaddbmmBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_BaddbmmBackward0, batch1), offsetof(tg__node_BaddbmmBackward0, batch1), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_BaddbmmBackward0, batch2), offsetof(tg__node_BaddbmmBackward0, batch2), 0, NULL },
@@ -2845,16 +2089,15 @@ static const tg_fw_term BaddbmmBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), BaddbmmBackward0_jvp0_1, NULL },
     { 0, false, UINT64_C(0x4), BaddbmmBackward0_jvp0_2, NULL },
 };
-static const tg_ag_output BaddbmmBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_BaddbmmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output BaddbmmBackward0_outputs[] = { { 0, offsetof(tg__frame_BaddbmmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type BaddbmmBackward0_type = { { "BaddbmmBackward0", tg__autograd_apply, tg__autograd_release_saved }, BaddbmmBackward0_formulas, 3, BaddbmmBackward0_saves, 4 };
 static const tg_ag_entry BaddbmmBackward0_entry = {
-    .vt = &BaddbmmBackward0_type.vt, .node_size = sizeof(tg__node_BaddbmmBackward0), .why = NULL,
+    .vt = &BaddbmmBackward0_type.vt, .node_size = sizeof(tg__node_BaddbmmBackward0),
     .inputs = BaddbmmBackward0_inputs, .ninputs = 3,
     .edges = BaddbmmBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = BaddbmmBackward0_saves, .nsaves = 4,
     .outputs = BaddbmmBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = BaddbmmBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = BaddbmmBackward0_terms, .nterms = 3,
 };
 
 /* ScatterReduceBackward0: scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
@@ -2874,52 +2117,26 @@ static int ScatterReduceBackward0_self_src(tg_node *tg_nd, tg_tensor *const *gra
 {
     tg__node_ScatterReduceBackward0 *n = (tg__node_ScatterReduceBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *s_src = NULL;
-    tg_tensor *s_result = NULL;
+    tg_tensor *s_self = NULL, *s_index = NULL, *s_src = NULL, *s_result = NULL;
     tg_tensors2 t0 = { 0 };
-    (void)n;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(s_src = tg_autograd_unpack(&n->src, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     t0 = tg_scatter_reduce_backward(grads[0], s_self, n->dim, s_index, s_src, n->reduce, n->include_self, s_result);
     if (!t0.r0 && !t0.r1) goto done;
-    if (tg__node_needs_input_grad(&n->base, 0)) {
-        out[0] = t0.r0;
-        t0.r0 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 1)) {
-        out[1] = t0.r1;
-        t0.r1 = NULL;
-    }
+    if (tg__node_needs_input_grad(&n->base, 0)) out[0] = tg__gen_take(&t0.r0);
+    if (tg__node_needs_input_grad(&n->base, 1)) out[1] = tg__gen_take(&t0.r1);
     tg_rc = 0;
 done:
-    tg_release(s_self);
-    tg_release(s_index);
-    tg_release(s_src);
-    tg_release(s_result);
-    tg_release(t0.r0);
-    tg_release(t0.r1);
+    tg_release(s_self); tg_release(s_index); tg_release(s_src); tg_release(s_result);
+    tg_release(t0.r0); tg_release(t0.r1);
     return tg_rc;
 }
 
-static const tg_ag_formula ScatterReduceBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x3), -1, NULL, .fn.status = ScatterReduceBackward0_self_src },
-};
-static void ScatterReduceBackward0_release_saved(tg_node *node)
-{
-    tg__node_ScatterReduceBackward0 *n = (tg__node_ScatterReduceBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->index);
-    tg_autograd_saved_release(&n->src);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula ScatterReduceBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x3), -1, NULL, .fn.status = ScatterReduceBackward0_self_src } };
 
-static const tg_ag_node_type ScatterReduceBackward0_type = { { "ScatterReduceBackward0", tg__autograd_apply, ScatterReduceBackward0_release_saved }, ScatterReduceBackward0_formulas, 1 };
-
-/* The frame of ScatterReduceBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ScatterReduceBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ScatterReduceBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2937,64 +2154,41 @@ typedef struct tg__frame_ScatterReduceBackward0 {
 static tg_tensor *ScatterReduceBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ScatterReduceBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t2 = NULL, *t3 = NULL;
     tg_tensors2 t1 = { 0 };
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
     if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     t1 = tg_scatter_reduce_backward(t0, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
     if (!t1.r0 && !t1.r1) goto done;
     TG__GEN_DROP(t0);
-    t2 = t1.r0;
-    t1.r0 = NULL;
+    t2 = tg__gen_take(&t1.r0);
     if (!(t3 = tg_mul(n->self_t, t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1.r0);
-    tg_release(t1.r1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1.r0); tg_release(t1.r1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 /* result: self_t * std::get<0>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result)) + zeros_like(result).scatter_add(dim, index, src_t * std::get<1>(scatter_reduce_backward(ones_like(result), self_p, dim, index, src_p, reduce, include_self, result))) (term 1) */
 static tg_tensor *ScatterReduceBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ScatterReduceBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensors2 t2 = { 0 };
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
     if (!(t0 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     t2 = tg_scatter_reduce_backward(t1, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
     if (!t2.r0 && !t2.r1) goto done;
     TG__GEN_DROP(t1);
-    t3 = t2.r1;
-    t2.r1 = NULL;
+    t3 = tg__gen_take(&t2.r1);
     if (!(t4 = tg_mul(n->src_t, t3))) goto done;
     TG__GEN_DROP(t3);
     if (!(t5 = tg_scatter_add(t0, n->dim, n->index, t4))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2.r0);
-    tg_release(t2.r1);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2.r0); tg_release(t2.r1); tg_release(t3);
+    tg_release(t4); tg_release(t5);
     return tg_r;
 }
 static const tg_ag_input ScatterReduceBackward0_inputs[] = {
@@ -3002,10 +2196,7 @@ static const tg_ag_input ScatterReduceBackward0_inputs[] = {
     { offsetof(tg__frame_ScatterReduceBackward0, index), offsetof(tg__frame_ScatterReduceBackward0, index_t), 2, false },
     { offsetof(tg__frame_ScatterReduceBackward0, src), offsetof(tg__frame_ScatterReduceBackward0, src_t), 3, false },
 };
-static const uint8_t ScatterReduceBackward0_edges[] = {
-    0,
-    2,
-};
+static const uint8_t ScatterReduceBackward0_edges[] = { 0, 2 };
 static const tg_ag_save ScatterReduceBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ScatterReduceBackward0, self), offsetof(tg__node_ScatterReduceBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ScatterReduceBackward0, dim), offsetof(tg__node_ScatterReduceBackward0, dim), sizeof(int64_t), NULL },
@@ -3019,48 +2210,39 @@ static const tg_fw_term ScatterReduceBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), ScatterReduceBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x8), ScatterReduceBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output ScatterReduceBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ScatterReduceBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output ScatterReduceBackward0_outputs[] = { { 0, offsetof(tg__frame_ScatterReduceBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ScatterReduceBackward0_type = { { "ScatterReduceBackward0", tg__autograd_apply, tg__autograd_release_saved }, ScatterReduceBackward0_formulas, 1, ScatterReduceBackward0_saves, 7 };
 static const tg_ag_entry ScatterReduceBackward0_entry = {
-    .vt = &ScatterReduceBackward0_type.vt, .node_size = sizeof(tg__node_ScatterReduceBackward0), .why = NULL,
+    .vt = &ScatterReduceBackward0_type.vt, .node_size = sizeof(tg__node_ScatterReduceBackward0),
     .inputs = ScatterReduceBackward0_inputs, .ninputs = 3,
     .edges = ScatterReduceBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = ScatterReduceBackward0_saves, .nsaves = 7,
     .outputs = ScatterReduceBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ScatterReduceBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = ScatterReduceBackward0_terms, .nterms = 2,
 };
 
 
 /* ---- autograd kernels ---- */
 
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_empty_like = { "empty_like", "empty_like", &EmptyLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "empty_like", "empty_like", &EmptyLikeBackward0_entry, false };
     tg__frame_EmptyLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_empty_like, &tg_x) == 0) {
-        tg_r = tg_empty_like_fn(self, (tg_empty_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_empty_like_fn(self, (tg_empty_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
-static const tg_ag_op tg__ag_fill_ = { "fill_", "fill_.Scalar", &FillBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 {
+    static const tg_ag_op tg_op = { "fill_", "fill_.Scalar", &FillBackward0_entry, true };
     tg__frame_FillBackward0 tg_x = { .self = self, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_fill_, &tg_x) == 0) {
-        tg_r = tg_fill_(self, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_fill_(self, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3068,8 +2250,7 @@ tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 tg_tensor *tg__autograd_kernel_zeros_out(tg_int_list size, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("zeros", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("zeros", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_zeros_out(size, out);
     tg__autograd_below_end(tg_prev);
@@ -3077,47 +2258,35 @@ tg_tensor *tg__autograd_kernel_zeros_out(tg_int_list size, tg_tensor *out)
 }
 
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_rand_like = { "rand_like", "rand_like", &RandLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "rand_like", "rand_like", &RandLikeBackward0_entry, false };
     tg__frame_RandLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_rand_like, &tg_x) == 0) {
-        tg_r = tg_rand_like_fn(self, (tg_rand_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_rand_like_fn(self, (tg_rand_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_div = { "div", "div.Tensor", &DivBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "div", "div.Tensor", &DivBackward0_entry, false };
     tg__frame_DivBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_div, &tg_x) == 0) {
-        tg_r = tg_div(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_div_ = { "div_", "div_.Tensor", &DivBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "div_", "div_.Tensor", &DivBackward0_entry, true };
     tg__frame_DivBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_div_, &tg_x) == 0) {
-        tg_r = tg_div_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3125,8 +2294,7 @@ tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_div_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("div", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("div", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_div_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3134,32 +2302,24 @@ tg_tensor *tg__autograd_kernel_div_out(tg_tensor *self, tg_tensor *other, tg_ten
 }
 
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
-static const tg_ag_op tg__ag_div_mode = { "div", "div.Tensor_mode", &DivBackward1_entry, false };
-
 tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
+    static const tg_ag_op tg_op = { "div", "div.Tensor_mode", &DivBackward1_entry, false };
     tg__frame_DivBackward1 tg_x = { .self = self, .other = other, .rounding_mode = rounding_mode };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_div_mode, &tg_x) == 0) {
-        tg_r = tg_div_mode(self, other, rounding_mode);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div_mode(self, other, rounding_mode);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
-static const tg_ag_op tg__ag_div_mode_ = { "div_", "div_.Tensor_mode", &DivBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
+    static const tg_ag_op tg_op = { "div_", "div_.Tensor_mode", &DivBackward1_entry, true };
     tg__frame_DivBackward1 tg_x = { .self = self, .other = other, .rounding_mode = rounding_mode };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_div_mode_, &tg_x) == 0) {
-        tg_r = tg_div_mode_(self, other, rounding_mode);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div_mode_(self, other, rounding_mode);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3167,8 +2327,7 @@ tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, cons
 tg_tensor *tg__autograd_kernel_div_mode_out(tg_tensor *self, tg_tensor *other, const char *rounding_mode, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("div", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("div", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_div_mode_out(self, other, rounding_mode, out);
     tg__autograd_below_end(tg_prev);
@@ -3176,17 +2335,13 @@ tg_tensor *tg__autograd_kernel_div_mode_out(tg_tensor *self, tg_tensor *other, c
 }
 
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_where = { "where", "where.self", &WhereBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "where", "where.self", &WhereBackward0_entry, false };
     tg__frame_WhereBackward0 tg_x = { .condition = condition, .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_where, &tg_x) == 0) {
-        tg_r = tg_where(condition, self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_where(condition, self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3194,8 +2349,7 @@ tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_t
 tg_tensor *tg__autograd_kernel_where_out(tg_tensor *condition, tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { condition, self, other, out };
-    if (tg_autograd_check_out("where", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("where", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_where_out(condition, self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3203,32 +2357,24 @@ tg_tensor *tg__autograd_kernel_where_out(tg_tensor *condition, tg_tensor *self, 
 }
 
 /* exp(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_exp = { "exp", "exp", &ExpBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "exp", "exp", &ExpBackward0_entry, false };
     tg__frame_ExpBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_exp, &tg_x) == 0) {
-        tg_r = tg_exp(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_exp(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_exp_ = { "exp_", "exp_", &ExpBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "exp_", "exp_", &ExpBackward0_entry, true };
     tg__frame_ExpBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_exp_, &tg_x) == 0) {
-        tg_r = tg_exp_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_exp_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3236,8 +2382,7 @@ tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_exp_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("exp", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("exp", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_exp_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3245,32 +2390,24 @@ tg_tensor *tg__autograd_kernel_exp_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* tanh(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_tanh = { "tanh", "tanh", &TanhBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "tanh", "tanh", &TanhBackward0_entry, false };
     tg__frame_TanhBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_tanh, &tg_x) == 0) {
-        tg_r = tg_tanh(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tanh(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_tanh_ = { "tanh_", "tanh_", &TanhBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "tanh_", "tanh_", &TanhBackward0_entry, true };
     tg__frame_TanhBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_tanh_, &tg_x) == 0) {
-        tg_r = tg_tanh_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tanh_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3278,8 +2415,7 @@ tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_tanh_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("tanh", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("tanh", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_tanh_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3287,17 +2423,13 @@ tg_tensor *tg__autograd_kernel_tanh_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-static const tg_ag_op tg__ag_sum = { "sum", "sum.dim_IntList", &SumBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "sum", "sum.dim_IntList", &SumBackward0_entry, false };
     tg__frame_SumBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sum, &tg_x) == 0) {
-        tg_r = tg_sum_fn(self, (tg_sum_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sum_fn(self, (tg_sum_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3305,8 +2437,7 @@ tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdi
 tg_tensor *tg__autograd_kernel_sum_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("sum", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("sum", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_sum_out_fn(self, out, (tg_sum_out_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
     tg__autograd_below_end(tg_prev);
@@ -3314,17 +2445,13 @@ tg_tensor *tg__autograd_kernel_sum_out(tg_tensor *self, tg_int_list dim, bool ke
 }
 
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_amin = { "amin", "amin", &AminBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "amin", "amin", &AminBackward0_entry, false };
     tg__frame_AminBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_amin, &tg_x) == 0) {
-        tg_r = tg_amin_fn(self, (tg_amin_opts){ .dim = dim, .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_amin_fn(self, (tg_amin_opts){ .dim = dim, .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3332,8 +2459,7 @@ tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepd
 tg_tensor *tg__autograd_kernel_amin_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("amin", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("amin", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_amin_out_fn(self, out, (tg_amin_out_opts){ .dim = dim, .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -3341,107 +2467,79 @@ tg_tensor *tg__autograd_kernel_amin_out(tg_tensor *self, tg_int_list dim, bool k
 }
 
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
-static const tg_ag_op tg__ag_view = { "view", "view", &ViewBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 {
+    static const tg_ag_op tg_op = { "view", "view", &ViewBackward0_entry, false };
     tg__frame_ViewBackward0 tg_x = { .self = self, .size = size };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_view, &tg_x) == 0) {
-        tg_r = tg_view(self, size);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_view(self, size);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
-static const tg_ag_op tg__ag_transpose = { "transpose", "transpose.int", &TransposeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
+    static const tg_ag_op tg_op = { "transpose", "transpose.int", &TransposeBackward0_entry, false };
     tg__frame_TransposeBackward0 tg_x = { .self = self, .dim0 = dim0, .dim1 = dim1 };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_transpose, &tg_x) == 0) {
-        tg_r = tg_transpose(self, dim0, dim1);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_transpose(self, dim0, dim1);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
-static const tg_ag_op tg__ag_linear = { "linear", "linear", &LinearBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
+    static const tg_ag_op tg_op = { "linear", "linear", &LinearBackward0_entry, false };
     tg__frame_LinearBackward0 tg_x = { .input = input, .weight = weight, .bias = bias };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_linear, &tg_x) == 0) {
-        tg_r = tg_linear_fn(input, weight, (tg_linear_opts){ .bias = bias });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_linear_fn(input, weight, (tg_linear_opts){ .bias = bias });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
-static const tg_ag_op tg__ag_avg_pool2d_backward = { "avg_pool2d_backward", "avg_pool2d_backward", &AvgPool2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
+    static const tg_ag_op tg_op = { "avg_pool2d_backward", "avg_pool2d_backward", &AvgPool2dBackwardBackward0_entry, false };
     tg__frame_AvgPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_avg_pool2d_backward, &tg_x) == 0) {
-        tg_r = tg_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
-static const tg_ag_op tg__ag__adaptive_avg_pool2d_backward = { "_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d_backward", &AdaptiveAvgPool2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d_backward", &AdaptiveAvgPool2dBackwardBackward0_entry, false };
     tg__frame_AdaptiveAvgPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__adaptive_avg_pool2d_backward, &tg_x) == 0) {
-        tg_r = tg__adaptive_avg_pool2d_backward(grad_output, self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__adaptive_avg_pool2d_backward(grad_output, self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
-static const tg_ag_op tg__ag_reflection_pad2d = { "reflection_pad2d", "reflection_pad2d", &ReflectionPad2dBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 {
+    static const tg_ag_op tg_op = { "reflection_pad2d", "reflection_pad2d", &ReflectionPad2dBackward0_entry, false };
     tg__frame_ReflectionPad2dBackward0 tg_x = { .self = self, .padding = padding };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_reflection_pad2d, &tg_x) == 0) {
-        tg_r = tg_reflection_pad2d(self, padding);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_reflection_pad2d(self, padding);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_batch_norm_backward = { "native_batch_norm_backward", "native_batch_norm_backward", &NativeBatchNormBackwardBackward0_entry, false };
-
 tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
 {
+    static const tg_ag_op tg_op = { "native_batch_norm_backward", "native_batch_norm_backward", &NativeBatchNormBackwardBackward0_entry, false };
     tg__frame_NativeBatchNormBackwardBackward0 tg_x = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_batch_norm_backward, &tg_x) == 0) {
-        tg_r = tg_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3449,8 +2547,7 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, 
 tg_tensor *tg__autograd_kernel_leaky_relu_out(tg_tensor *self, double negative_slope, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("leaky_relu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("leaky_relu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_leaky_relu_out_fn(self, out, (tg_leaky_relu_out_opts){ .negative_slope = negative_slope });
     tg__autograd_below_end(tg_prev);
@@ -3458,36 +2555,28 @@ tg_tensor *tg__autograd_kernel_leaky_relu_out(tg_tensor *self, double negative_s
 }
 
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
-static const tg_ag_op tg__ag_leaky_relu = { "leaky_relu", "leaky_relu", &LeakyReluBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope)
 {
+    static const tg_ag_op tg_op = { "leaky_relu", "leaky_relu", &LeakyReluBackward0_entry, false };
     tg__frame_LeakyReluBackward0 tg_x = { .self = self, .negative_slope = negative_slope };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_leaky_relu, &tg_x) == 0) {
-        tg_r = tg_leaky_relu_fn(self, (tg_leaky_relu_opts){ .negative_slope = negative_slope });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_leaky_relu_fn(self, (tg_leaky_relu_opts){ .negative_slope = negative_slope });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
-static const tg_ag_op tg__ag_leaky_relu_ = { "leaky_relu_", "leaky_relu_", &LeakyReluBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slope)
 {
+    static const tg_ag_op tg_op = { "leaky_relu_", "leaky_relu_", &LeakyReluBackward1_entry, true };
     tg__frame_LeakyReluBackward1 tg_x = { .self = self, .negative_slope = negative_slope };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_leaky_relu_, &tg_x) == 0) {
-        tg_r = tg_leaky_relu__fn(self, (tg_leaky_relu__opts){ .negative_slope = negative_slope });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_leaky_relu__fn(self, (tg_leaky_relu__opts){ .negative_slope = negative_slope });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of hardsigmoid_backward (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of hardsigmoid_backward (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_hardsigmoid_backward {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -3499,30 +2588,20 @@ static const tg_ag_input tg__ni_hardsigmoid_backward_inputs[] = {
     { offsetof(tg__frame_tg__ni_hardsigmoid_backward, grad_output), offsetof(tg__frame_tg__ni_hardsigmoid_backward, grad_output_t), 0, false },
     { offsetof(tg__frame_tg__ni_hardsigmoid_backward, self), offsetof(tg__frame_tg__ni_hardsigmoid_backward, self_t), 1, false },
 };
-static const tg_ag_output tg__ni_hardsigmoid_backward_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_hardsigmoid_backward_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_hardsigmoid_backward_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_hardsigmoid_backward_inputs, .ninputs = 2,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_hardsigmoid_backward_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_hardsigmoid_backward = { "hardsigmoid_backward", "hardsigmoid_backward", &tg__ni_hardsigmoid_backward_entry, false };
-
 tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "hardsigmoid_backward", "hardsigmoid_backward", &tg__ni_hardsigmoid_backward_entry, false };
     tg__frame_tg__ni_hardsigmoid_backward tg_x = { .grad_output = grad_output, .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardsigmoid_backward, &tg_x) == 0) {
-        tg_r = tg_hardsigmoid_backward(grad_output, self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardsigmoid_backward(grad_output, self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3530,8 +2609,7 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_t
 tg_tensor *tg__autograd_kernel_mish_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("mish", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("mish", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_mish_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3539,62 +2617,46 @@ tg_tensor *tg__autograd_kernel_mish_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* mish(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_mish = { "mish", "mish", &MishBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "mish", "mish", &MishBackward0_entry, false };
     tg__frame_MishBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mish, &tg_x) == 0) {
-        tg_r = tg_mish(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mish(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* mish_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_mish_ = { "mish_", "mish_", &MishBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "mish_", "mish_", &MishBackward0_entry, true };
     tg__frame_MishBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mish_, &tg_x) == 0) {
-        tg_r = tg_mish_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mish_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* erf(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_erf = { "erf", "erf", &ErfBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "erf", "erf", &ErfBackward0_entry, false };
     tg__frame_ErfBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_erf, &tg_x) == 0) {
-        tg_r = tg_erf(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_erf(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* erf_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_erf_ = { "erf_", "erf_", &ErfBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "erf_", "erf_", &ErfBackward0_entry, true };
     tg__frame_ErfBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_erf_, &tg_x) == 0) {
-        tg_r = tg_erf_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_erf_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3602,8 +2664,7 @@ tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_erf_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("erf", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("erf", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_erf_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3611,32 +2672,24 @@ tg_tensor *tg__autograd_kernel_erf_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* log1p(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_log1p = { "log1p", "log1p", &Log1pBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "log1p", "log1p", &Log1pBackward0_entry, false };
     tg__frame_Log1pBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_log1p, &tg_x) == 0) {
-        tg_r = tg_log1p(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log1p(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* log1p_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_log1p_ = { "log1p_", "log1p_", &Log1pBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "log1p_", "log1p_", &Log1pBackward0_entry, true };
     tg__frame_Log1pBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_log1p_, &tg_x) == 0) {
-        tg_r = tg_log1p_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log1p_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3644,8 +2697,7 @@ tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_log1p_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("log1p", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("log1p", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_log1p_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3653,92 +2705,68 @@ tg_tensor *tg__autograd_kernel_log1p_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
-static const tg_ag_op tg__ag_masked_fill_scalar_ = { "masked_fill_", "masked_fill_.Scalar", &MaskedFillBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
 {
+    static const tg_ag_op tg_op = { "masked_fill_", "masked_fill_.Scalar", &MaskedFillBackward0_entry, true };
     tg__frame_MaskedFillBackward0 tg_x = { .self = self, .mask = mask, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_masked_fill_scalar_, &tg_x) == 0) {
-        tg_r = tg_masked_fill_scalar_(self, mask, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill_scalar_(self, mask, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
-static const tg_ag_op tg__ag_masked_fill_scalar = { "masked_fill", "masked_fill.Scalar", &MaskedFillBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
 {
+    static const tg_ag_op tg_op = { "masked_fill", "masked_fill.Scalar", &MaskedFillBackward0_entry, false };
     tg__frame_MaskedFillBackward0 tg_x = { .self = self, .mask = mask, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_masked_fill_scalar, &tg_x) == 0) {
-        tg_r = tg_masked_fill_scalar(self, mask, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill_scalar(self, mask, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
-static const tg_ag_op tg__ag_masked_fill_ = { "masked_fill_", "masked_fill_.Tensor", &MaskedFillBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
+    static const tg_ag_op tg_op = { "masked_fill_", "masked_fill_.Tensor", &MaskedFillBackward1_entry, true };
     tg__frame_MaskedFillBackward1 tg_x = { .self = self, .mask = mask, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_masked_fill_, &tg_x) == 0) {
-        tg_r = tg_masked_fill_(self, mask, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill_(self, mask, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
-static const tg_ag_op tg__ag_masked_fill = { "masked_fill", "masked_fill.Tensor", &MaskedFillBackward1_entry, false };
-
 tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
+    static const tg_ag_op tg_op = { "masked_fill", "masked_fill.Tensor", &MaskedFillBackward1_entry, false };
     tg__frame_MaskedFillBackward1 tg_x = { .self = self, .mask = mask, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_masked_fill, &tg_x) == 0) {
-        tg_r = tg_masked_fill(self, mask, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill(self, mask, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
-static const tg_ag_op tg__ag_baddbmm = { "baddbmm", "baddbmm", &BaddbmmBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
+    static const tg_ag_op tg_op = { "baddbmm", "baddbmm", &BaddbmmBackward0_entry, false };
     tg__frame_BaddbmmBackward0 tg_x = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_baddbmm, &tg_x) == 0) {
-        tg_r = tg_baddbmm_fn(self, batch1, batch2, (tg_baddbmm_opts){ .beta = beta, .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_baddbmm_fn(self, batch1, batch2, (tg_baddbmm_opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_baddbmm_ = { "baddbmm_", "baddbmm_", &BaddbmmBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
+    static const tg_ag_op tg_op = { "baddbmm_", "baddbmm_", &BaddbmmBackward0_entry, true };
     tg__frame_BaddbmmBackward0 tg_x = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_baddbmm_, &tg_x) == 0) {
-        tg_r = tg_baddbmm__fn(self, batch1, batch2, (tg_baddbmm__opts){ .beta = beta, .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_baddbmm__fn(self, batch1, batch2, (tg_baddbmm__opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3746,8 +2774,7 @@ tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_t
 tg_tensor *tg__autograd_kernel_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, batch1, batch2, out };
-    if (tg_autograd_check_out("baddbmm", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("baddbmm", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_baddbmm_out_fn(self, batch1, batch2, out, (tg_baddbmm_out_opts){ .beta = beta, .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -3758,8 +2785,7 @@ tg_tensor *tg__autograd_kernel_baddbmm_out(tg_tensor *self, tg_tensor *batch1, t
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, src, out };
-    if (tg_autograd_check_out("scatter_reduce", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("scatter_reduce", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_scatter_reduce_two_out_fn(self, dim, index, src, reduce, out, (tg_scatter_reduce_two_out_opts){ .include_self = include_self });
     tg__autograd_below_end(tg_prev);
@@ -3767,36 +2793,28 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two_out(tg_tensor *self, int64_t d
 }
 
 /* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
-static const tg_ag_op tg__ag_scatter_reduce_two = { "scatter_reduce", "scatter_reduce.two", &ScatterReduceBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
+    static const tg_ag_op tg_op = { "scatter_reduce", "scatter_reduce.two", &ScatterReduceBackward0_entry, false };
     tg__frame_ScatterReduceBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_reduce_two, &tg_x) == 0) {
-        tg_r = tg_scatter_reduce_two_fn(self, dim, index, src, reduce, (tg_scatter_reduce_two_opts){ .include_self = include_self });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce_two_fn(self, dim, index, src, reduce, (tg_scatter_reduce_two_opts){ .include_self = include_self });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
-static const tg_ag_op tg__ag_scatter_reduce_two_ = { "scatter_reduce_", "scatter_reduce_.two", &ScatterReduceBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
+    static const tg_ag_op tg_op = { "scatter_reduce_", "scatter_reduce_.two", &ScatterReduceBackward0_entry, true };
     tg__frame_ScatterReduceBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_reduce_two_, &tg_x) == 0) {
-        tg_r = tg_scatter_reduce_two__fn(self, dim, index, src, reduce, (tg_scatter_reduce_two__opts){ .include_self = include_self });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce_two__fn(self, dim, index, src, reduce, (tg_scatter_reduce_two__opts){ .include_self = include_self });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of sgd_step_ (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of sgd_step_ (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_sgd_step_ {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3811,30 +2829,20 @@ static const tg_ag_input tg__ni_sgd_step__inputs[] = {
     { offsetof(tg__frame_tg__ni_sgd_step_, grad), offsetof(tg__frame_tg__ni_sgd_step_, grad_t), 1, false },
     { offsetof(tg__frame_tg__ni_sgd_step_, momentum_buffer), offsetof(tg__frame_tg__ni_sgd_step_, momentum_buffer_t), 2, false },
 };
-static const tg_ag_output tg__ni_sgd_step__outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_sgd_step__outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_sgd_step__entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_sgd_step__inputs, .ninputs = 3,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_sgd_step__outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
-static const tg_ag_op tg__ag_sgd_step_ = { "sgd_step_", "sgd_step_", &tg__ni_sgd_step__entry, true };
-
 tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
+    static const tg_ag_op tg_op = { "sgd_step_", "sgd_step_", &tg__ni_sgd_step__entry, true };
     tg__frame_tg__ni_sgd_step_ tg_x = { .self = self, .grad = grad, .momentum_buffer = momentum_buffer };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sgd_step_, &tg_x) == 0) {
-        tg_r = tg_sgd_step__fn(self, grad, momentum_buffer, lr, (tg_sgd_step__opts){ .momentum = momentum, .dampening = dampening, .weight_decay = weight_decay, .nesterov = nesterov, .maximize = maximize, .first_step = first_step });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sgd_step__fn(self, grad, momentum_buffer, lr, (tg_sgd_step__opts){ .momentum = momentum, .dampening = dampening, .weight_decay = weight_decay, .nesterov = nesterov, .maximize = maximize, .first_step = first_step });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3842,8 +2850,7 @@ tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_te
 tg_tensor *tg__autograd_kernel_div_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("div", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("div", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_div_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);

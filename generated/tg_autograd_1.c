@@ -110,17 +110,12 @@ typedef struct tg__node_MulBackward0 {
 static tg_tensor *MulBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MulBackward0 *n = (tg__node_MulBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_other = NULL, *t0 = NULL;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_other))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_other);
-    tg_release(t0);
+    tg_release(s_other); tg_release(t0);
     return tg_r;
 }
 
@@ -128,17 +123,12 @@ done:
 static tg_tensor *MulBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MulBackward0 *n = (tg__node_MulBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -146,16 +136,8 @@ static const tg_ag_formula MulBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MulBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MulBackward0_other },
 };
-static void MulBackward0_release_saved(tg_node *node)
-{
-    tg__node_MulBackward0 *n = (tg__node_MulBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->other);
-}
 
-static const tg_ag_node_type MulBackward0_type = { { "MulBackward0", tg__autograd_apply, MulBackward0_release_saved }, MulBackward0_formulas, 2 };
-
-/* The frame of MulBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MulBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MulBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -168,12 +150,9 @@ typedef struct tg__frame_MulBackward0 {
 static tg_tensor *MulBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MulBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mul(n->other_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -182,12 +161,9 @@ done:
 static tg_tensor *MulBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_MulBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mul(n->self_t, n->other))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -196,10 +172,7 @@ static const tg_ag_input MulBackward0_inputs[] = {
     { offsetof(tg__frame_MulBackward0, self), offsetof(tg__frame_MulBackward0, self_t), 0, false },
     { offsetof(tg__frame_MulBackward0, other), offsetof(tg__frame_MulBackward0, other_t), 1, false },
 };
-static const uint8_t MulBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t MulBackward0_edges[] = { 0, 1 };
 static const tg_ag_save MulBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MulBackward0, self), offsetof(tg__node_MulBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MulBackward0, other), offsetof(tg__node_MulBackward0, other), 0, NULL },
@@ -208,16 +181,15 @@ static const tg_fw_term MulBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), MulBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x1), MulBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output MulBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MulBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output MulBackward0_outputs[] = { { 0, offsetof(tg__frame_MulBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MulBackward0_type = { { "MulBackward0", tg__autograd_apply, tg__autograd_release_saved }, MulBackward0_formulas, 2, MulBackward0_saves, 2 };
 static const tg_ag_entry MulBackward0_entry = {
-    .vt = &MulBackward0_type.vt, .node_size = sizeof(tg__node_MulBackward0), .why = NULL,
+    .vt = &MulBackward0_type.vt, .node_size = sizeof(tg__node_MulBackward0),
     .inputs = MulBackward0_inputs, .ninputs = 2,
     .edges = MulBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = MulBackward0_saves, .nsaves = 2,
     .outputs = MulBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MulBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = MulBackward0_terms, .nterms = 2,
 };
 
 /* MaximumBackward0: maximum(Tensor self, Tensor other) -> Tensor */
@@ -231,15 +203,8 @@ typedef struct tg__node_MaximumBackward0 {
 static tg_tensor *MaximumBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaximumBackward0 *n = (tg__node_MaximumBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_other = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    tg_tensor *t3 = NULL, *t4 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_lt(s_self, s_other))) goto done;
@@ -251,16 +216,10 @@ static tg_tensor *MaximumBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t4 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t3))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_self);
-    tg_release(s_other);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_self); tg_release(s_other); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
@@ -268,15 +227,8 @@ done:
 static tg_tensor *MaximumBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaximumBackward0 *n = (tg__node_MaximumBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_other = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    tg_tensor *t3 = NULL, *t4 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_gt(s_self, s_other))) goto done;
@@ -288,16 +240,10 @@ static tg_tensor *MaximumBackward0_other(tg_node *tg_nd, tg_tensor *const *grads
     if (!(t4 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t3))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_self);
-    tg_release(s_other);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_self); tg_release(s_other); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
@@ -305,16 +251,8 @@ static const tg_ag_formula MaximumBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaximumBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MaximumBackward0_other },
 };
-static void MaximumBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaximumBackward0 *n = (tg__node_MaximumBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->other);
-}
 
-static const tg_ag_node_type MaximumBackward0_type = { { "MaximumBackward0", tg__autograd_apply, MaximumBackward0_release_saved }, MaximumBackward0_formulas, 2 };
-
-/* The frame of MaximumBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaximumBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaximumBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -327,13 +265,7 @@ typedef struct tg__frame_MaximumBackward0 {
 static tg_tensor *MaximumBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaximumBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(t0 = tg_eq(n->self, n->other))) goto done;
     if (!(t1 = tg_gt(n->self, n->other))) goto done;
     if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
@@ -343,29 +275,17 @@ static tg_tensor *MaximumBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_mul(n->self_t, t3))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
 /* result: self_t * where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type())) + other_t * (1 - where(self_p == other_p, 0.5, (self_p > other_p).to(result.scalar_type()))) (term 1) */
 static tg_tensor *MaximumBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_MaximumBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensor *t6 = NULL;
-    (void)n;
     if (!(t0 = tg_eq(n->self, n->other))) goto done;
     if (!(t1 = tg_gt(n->self, n->other))) goto done;
     if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
@@ -379,15 +299,9 @@ static tg_tensor *MaximumBackward0_jvp0_1(void *tg_frame)
     TG__GEN_DROP(t4);
     if (!(t6 = tg_mul(n->other_t, t5))) goto done;
     TG__GEN_DROP(t5);
-    tg_r = t6;
-    t6 = NULL;
+    tg_r = tg__gen_take(&t6);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     tg_release(t6);
     return tg_r;
 }
@@ -395,10 +309,7 @@ static const tg_ag_input MaximumBackward0_inputs[] = {
     { offsetof(tg__frame_MaximumBackward0, self), offsetof(tg__frame_MaximumBackward0, self_t), 0, false },
     { offsetof(tg__frame_MaximumBackward0, other), offsetof(tg__frame_MaximumBackward0, other_t), 1, false },
 };
-static const uint8_t MaximumBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t MaximumBackward0_edges[] = { 0, 1 };
 static const tg_ag_save MaximumBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaximumBackward0, self), offsetof(tg__node_MaximumBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaximumBackward0, other), offsetof(tg__node_MaximumBackward0, other), 0, NULL },
@@ -407,16 +318,15 @@ static const tg_fw_term MaximumBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), MaximumBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), MaximumBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output MaximumBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MaximumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output MaximumBackward0_outputs[] = { { 0, offsetof(tg__frame_MaximumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MaximumBackward0_type = { { "MaximumBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaximumBackward0_formulas, 2, MaximumBackward0_saves, 2 };
 static const tg_ag_entry MaximumBackward0_entry = {
-    .vt = &MaximumBackward0_type.vt, .node_size = sizeof(tg__node_MaximumBackward0), .why = NULL,
+    .vt = &MaximumBackward0_type.vt, .node_size = sizeof(tg__node_MaximumBackward0),
     .inputs = MaximumBackward0_inputs, .ninputs = 2,
     .edges = MaximumBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = MaximumBackward0_saves, .nsaves = 2,
     .outputs = MaximumBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MaximumBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = MaximumBackward0_terms, .nterms = 2,
 };
 
 /* GeBackward0: ge.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -427,13 +337,10 @@ typedef struct tg__node_GeBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *GeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_GeBackward0 *n = (tg__node_GeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -442,13 +349,10 @@ done:
 /* other: zeros_like(grad) */
 static tg_tensor *GeBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_GeBackward0 *n = (tg__node_GeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -458,9 +362,8 @@ static const tg_ag_formula GeBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GeBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = GeBackward0_other },
 };
-static const tg_ag_node_type GeBackward0_type = { { "GeBackward0", tg__autograd_apply, NULL }, GeBackward0_formulas, 2 };
 
-/* The frame of GeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of GeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_GeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -473,12 +376,9 @@ typedef struct tg__frame_GeBackward0 {
 static tg_tensor *GeBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_GeBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -487,23 +387,16 @@ static const tg_ag_input GeBackward0_inputs[] = {
     { offsetof(tg__frame_GeBackward0, self), offsetof(tg__frame_GeBackward0, self_t), 0, false },
     { offsetof(tg__frame_GeBackward0, other), offsetof(tg__frame_GeBackward0, other_t), 1, false },
 };
-static const uint8_t GeBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term GeBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), GeBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output GeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_GeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t GeBackward0_edges[] = { 0, 1 };
+static const tg_fw_term GeBackward0_terms[] = { { 0, false, UINT64_C(0x1), GeBackward0_jvp0_0, NULL } };
+static const tg_ag_output GeBackward0_outputs[] = { { 0, offsetof(tg__frame_GeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type GeBackward0_type = { { "GeBackward0", tg__autograd_apply, NULL }, GeBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry GeBackward0_entry = {
-    .vt = &GeBackward0_type.vt, .node_size = sizeof(tg__node_GeBackward0), .why = NULL,
+    .vt = &GeBackward0_type.vt, .node_size = sizeof(tg__node_GeBackward0),
     .inputs = GeBackward0_inputs, .ninputs = 2,
     .edges = GeBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = GeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = GeBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = GeBackward0_terms, .nterms = 1,
 };
 
 /* NegBackward0: neg(Tensor self) -> Tensor */
@@ -514,24 +407,18 @@ typedef struct tg__node_NegBackward0 {
 /* self: -grad */
 static tg_tensor *NegBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_NegBackward0 *n = (tg__node_NegBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_neg(grads[0]))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula NegBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NegBackward0_self },
-};
-static const tg_ag_node_type NegBackward0_type = { { "NegBackward0", tg__autograd_apply, NULL }, NegBackward0_formulas, 1 };
+static const tg_ag_formula NegBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NegBackward0_self } };
 
-/* The frame of NegBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NegBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NegBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -542,35 +429,24 @@ typedef struct tg__frame_NegBackward0 {
 static tg_tensor *NegBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NegBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_neg(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input NegBackward0_inputs[] = {
-    { offsetof(tg__frame_NegBackward0, self), offsetof(tg__frame_NegBackward0, self_t), 0, false },
-};
-static const uint8_t NegBackward0_edges[] = {
-    0,
-};
-static const tg_fw_term NegBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NegBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output NegBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_NegBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input NegBackward0_inputs[] = { { offsetof(tg__frame_NegBackward0, self), offsetof(tg__frame_NegBackward0, self_t), 0, false } };
+static const uint8_t NegBackward0_edges[] = { 0 };
+static const tg_fw_term NegBackward0_terms[] = { { 0, false, UINT64_C(0x1), NegBackward0_jvp0_0, NULL } };
+static const tg_ag_output NegBackward0_outputs[] = { { 0, offsetof(tg__frame_NegBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type NegBackward0_type = { { "NegBackward0", tg__autograd_apply, NULL }, NegBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry NegBackward0_entry = {
-    .vt = &NegBackward0_type.vt, .node_size = sizeof(tg__node_NegBackward0), .why = NULL,
+    .vt = &NegBackward0_type.vt, .node_size = sizeof(tg__node_NegBackward0),
     .inputs = NegBackward0_inputs, .ninputs = 1,
     .edges = NegBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = NegBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NegBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = NegBackward0_terms, .nterms = 1,
 };
 
 /* LogBackward0: log(Tensor self) -> Tensor */
@@ -583,32 +459,18 @@ typedef struct tg__node_LogBackward0 {
 static tg_tensor *LogBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogBackward0 *n = (tg__node_LogBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_div(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula LogBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogBackward0_self },
-};
-static void LogBackward0_release_saved(tg_node *node)
-{
-    tg__node_LogBackward0 *n = (tg__node_LogBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula LogBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogBackward0_self } };
 
-static const tg_ag_node_type LogBackward0_type = { { "LogBackward0", tg__autograd_apply, LogBackward0_release_saved }, LogBackward0_formulas, 1 };
-
-/* The frame of LogBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LogBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LogBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -619,38 +481,26 @@ typedef struct tg__frame_LogBackward0 {
 static tg_tensor *LogBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LogBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_div(n->self_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input LogBackward0_inputs[] = {
-    { offsetof(tg__frame_LogBackward0, self), offsetof(tg__frame_LogBackward0, self_t), 0, false },
-};
-static const uint8_t LogBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save LogBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogBackward0, self), offsetof(tg__node_LogBackward0, self), 0, NULL },
-};
-static const tg_fw_term LogBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LogBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output LogBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LogBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input LogBackward0_inputs[] = { { offsetof(tg__frame_LogBackward0, self), offsetof(tg__frame_LogBackward0, self_t), 0, false } };
+static const uint8_t LogBackward0_edges[] = { 0 };
+static const tg_ag_save LogBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogBackward0, self), offsetof(tg__node_LogBackward0, self), 0, NULL } };
+static const tg_fw_term LogBackward0_terms[] = { { 0, false, UINT64_C(0x1), LogBackward0_jvp0_0, NULL } };
+static const tg_ag_output LogBackward0_outputs[] = { { 0, offsetof(tg__frame_LogBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LogBackward0_type = { { "LogBackward0", tg__autograd_apply, tg__autograd_release_saved }, LogBackward0_formulas, 1, LogBackward0_saves, 1 };
 static const tg_ag_entry LogBackward0_entry = {
-    .vt = &LogBackward0_type.vt, .node_size = sizeof(tg__node_LogBackward0), .why = NULL,
+    .vt = &LogBackward0_type.vt, .node_size = sizeof(tg__node_LogBackward0),
     .inputs = LogBackward0_inputs, .ninputs = 1,
     .edges = LogBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = LogBackward0_saves, .nsaves = 1,
     .outputs = LogBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LogBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LogBackward0_terms, .nterms = 1,
 };
 
 /* MaxBackward0: max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -666,32 +516,18 @@ typedef struct tg__node_MaxBackward0 {
 static tg_tensor *MaxBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaxBackward0 *n = (tg__node_MaxBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_value_selecting_reduction_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes), n->keepdim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MaxBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxBackward0_self },
-};
-static void MaxBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaxBackward0 *n = (tg__node_MaxBackward0 *)node;
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula MaxBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxBackward0_self } };
 
-static const tg_ag_node_type MaxBackward0_type = { { "MaxBackward0", tg__autograd_apply, MaxBackward0_release_saved }, MaxBackward0_formulas, 1 };
-
-/* The frame of MaxBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaxBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaxBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -705,62 +541,44 @@ typedef struct tg__frame_MaxBackward0 {
 static tg_tensor *MaxBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaxBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (n->keepdim) {
         if (!(t1 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_unsqueeze(n->result1, n->dim))) goto done;
         if (!(t3 = tg_gather_fn(n->self_t, n->dim, t2, (tg_gather_opts){ .sparse_grad = false }))) goto done;
         TG__GEN_DROP(t2);
         if (!(t4 = tg_squeeze_dim(t3, n->dim))) goto done;
         TG__GEN_DROP(t3);
-        t0 = t4;
-        t4 = NULL;
+        t0 = tg__gen_take(&t4);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
-static const tg_ag_input MaxBackward0_inputs[] = {
-    { offsetof(tg__frame_MaxBackward0, self), offsetof(tg__frame_MaxBackward0, self_t), 0, false },
-};
-static const uint8_t MaxBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input MaxBackward0_inputs[] = { { offsetof(tg__frame_MaxBackward0, self), offsetof(tg__frame_MaxBackward0, self_t), 0, false } };
+static const uint8_t MaxBackward0_edges[] = { 0 };
 static const tg_ag_save MaxBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_MaxBackward0, self), offsetof(tg__node_MaxBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_MaxBackward0, dim), offsetof(tg__node_MaxBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_MaxBackward0, keepdim), offsetof(tg__node_MaxBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_MaxBackward0, result1), 0, NULL },
 };
-static const tg_fw_term MaxBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MaxBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term MaxBackward0_terms[] = { { 0, false, UINT64_C(0x1), MaxBackward0_jvp0_0, NULL } };
 static const tg_ag_output MaxBackward0_outputs[] = {
     { offsetof(tg_values_indices, values), offsetof(tg__frame_MaxBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_values_indices, indices), offsetof(tg__frame_MaxBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type MaxBackward0_type = { { "MaxBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaxBackward0_formulas, 1, MaxBackward0_saves, 4 };
 static const tg_ag_entry MaxBackward0_entry = {
-    .vt = &MaxBackward0_type.vt, .node_size = sizeof(tg__node_MaxBackward0), .why = NULL,
+    .vt = &MaxBackward0_type.vt, .node_size = sizeof(tg__node_MaxBackward0),
     .inputs = MaxBackward0_inputs, .ninputs = 1,
     .edges = MaxBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MaxBackward0_saves, .nsaves = 4,
     .outputs = MaxBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_values_indices),
-    .terms = MaxBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MaxBackward0_terms, .nterms = 1,
 };
 
 /* ExpandBackward0: expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
@@ -773,23 +591,17 @@ typedef struct tg__node_ExpandBackward0 {
 static tg_tensor *ExpandBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ExpandBackward0 *n = (tg__node_ExpandBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_sum_to_size(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ExpandBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ExpandBackward0_self },
-};
-static const tg_ag_node_type ExpandBackward0_type = { { "ExpandBackward0", tg__autograd_apply, NULL }, ExpandBackward0_formulas, 1 };
+static const tg_ag_formula ExpandBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ExpandBackward0_self } };
 
-/* The frame of ExpandBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ExpandBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ExpandBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -802,38 +614,26 @@ typedef struct tg__frame_ExpandBackward0 {
 static tg_tensor *ExpandBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ExpandBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_expand_fn(n->self_t, n->size, (tg_expand_opts){ .implicit = n->implicit }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ExpandBackward0_inputs[] = {
-    { offsetof(tg__frame_ExpandBackward0, self), offsetof(tg__frame_ExpandBackward0, self_t), 0, false },
-};
-static const uint8_t ExpandBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save ExpandBackward0_saves[] = {
-    { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_ExpandBackward0, self), offsetof(tg__node_ExpandBackward0, self_sizes), 0, NULL },
-};
-static const tg_fw_term ExpandBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ExpandBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ExpandBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ExpandBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input ExpandBackward0_inputs[] = { { offsetof(tg__frame_ExpandBackward0, self), offsetof(tg__frame_ExpandBackward0, self_t), 0, false } };
+static const uint8_t ExpandBackward0_edges[] = { 0 };
+static const tg_ag_save ExpandBackward0_saves[] = { { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_ExpandBackward0, self), offsetof(tg__node_ExpandBackward0, self_sizes), 0, NULL } };
+static const tg_fw_term ExpandBackward0_terms[] = { { 0, false, UINT64_C(0x1), ExpandBackward0_jvp0_0, NULL } };
+static const tg_ag_output ExpandBackward0_outputs[] = { { 0, offsetof(tg__frame_ExpandBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ExpandBackward0_type = { { "ExpandBackward0", tg__autograd_apply, NULL }, ExpandBackward0_formulas, 1, ExpandBackward0_saves, 1 };
 static const tg_ag_entry ExpandBackward0_entry = {
-    .vt = &ExpandBackward0_type.vt, .node_size = sizeof(tg__node_ExpandBackward0), .why = NULL,
+    .vt = &ExpandBackward0_type.vt, .node_size = sizeof(tg__node_ExpandBackward0),
     .inputs = ExpandBackward0_inputs, .ninputs = 1,
     .edges = ExpandBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ExpandBackward0_saves, .nsaves = 1,
     .outputs = ExpandBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ExpandBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ExpandBackward0_terms, .nterms = 1,
 };
 
 /* SliceBackward0: slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
@@ -850,23 +650,17 @@ typedef struct tg__node_SliceBackward0 {
 static tg_tensor *SliceBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SliceBackward0 *n = (tg__node_SliceBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_slice_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->start, n->end, n->step))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SliceBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SliceBackward0_self },
-};
-static const tg_ag_node_type SliceBackward0_type = { { "SliceBackward0", tg__autograd_apply, NULL }, SliceBackward0_formulas, 1 };
+static const tg_ag_formula SliceBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SliceBackward0_self } };
 
-/* The frame of SliceBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SliceBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SliceBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -881,22 +675,15 @@ typedef struct tg__frame_SliceBackward0 {
 static tg_tensor *SliceBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SliceBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = n->start, .end = n->end, .step = n->step }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SliceBackward0_inputs[] = {
-    { offsetof(tg__frame_SliceBackward0, self), offsetof(tg__frame_SliceBackward0, self_t), 0, false },
-};
-static const uint8_t SliceBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SliceBackward0_inputs[] = { { offsetof(tg__frame_SliceBackward0, self), offsetof(tg__frame_SliceBackward0, self_t), 0, false } };
+static const uint8_t SliceBackward0_edges[] = { 0 };
 static const tg_ag_save SliceBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SliceBackward0, self), offsetof(tg__node_SliceBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackward0, dim), offsetof(tg__node_SliceBackward0, dim), sizeof(int64_t), NULL },
@@ -904,19 +691,16 @@ static const tg_ag_save SliceBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackward0, end), offsetof(tg__node_SliceBackward0, end), sizeof(tg_opt_int), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackward0, step), offsetof(tg__node_SliceBackward0, step), sizeof(int64_t), NULL },
 };
-static const tg_fw_term SliceBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SliceBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SliceBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SliceBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SliceBackward0_terms[] = { { 0, false, UINT64_C(0x1), SliceBackward0_jvp0_0, NULL } };
+static const tg_ag_output SliceBackward0_outputs[] = { { 0, offsetof(tg__frame_SliceBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SliceBackward0_type = { { "SliceBackward0", tg__autograd_apply, NULL }, SliceBackward0_formulas, 1, SliceBackward0_saves, 5 };
 static const tg_ag_entry SliceBackward0_entry = {
-    .vt = &SliceBackward0_type.vt, .node_size = sizeof(tg__node_SliceBackward0), .why = NULL,
+    .vt = &SliceBackward0_type.vt, .node_size = sizeof(tg__node_SliceBackward0),
     .inputs = SliceBackward0_inputs, .ninputs = 1,
     .edges = SliceBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SliceBackward0_saves, .nsaves = 5,
     .outputs = SliceBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SliceBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SliceBackward0_terms, .nterms = 1,
 };
 
 /* SplitWithSizesBackward0: split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
@@ -929,23 +713,17 @@ typedef struct tg__node_SplitWithSizesBackward0 {
 static tg_tensor *SplitWithSizesBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SplitWithSizesBackward0 *n = (tg__node_SplitWithSizesBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_cat_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_cat_opts){ .dim = n->dim }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SplitWithSizesBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SplitWithSizesBackward0_self },
-};
-static const tg_ag_node_type SplitWithSizesBackward0_type = { { "SplitWithSizesBackward0", tg__autograd_apply, NULL }, SplitWithSizesBackward0_formulas, 1 };
+static const tg_ag_formula SplitWithSizesBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SplitWithSizesBackward0_self } };
 
-/* The frame of SplitWithSizesBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SplitWithSizesBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SplitWithSizesBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -958,38 +736,26 @@ typedef struct tg__frame_SplitWithSizesBackward0 {
 static tg_tensor_list SplitWithSizesBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SplitWithSizesBackward0 *n = tg_frame;
-    tg_tensor_list tg_r = { NULL, 0 };
-    tg_tensor_list t0 = { NULL, 0 };
-    (void)n;
+    tg_tensor_list tg_r = { NULL, 0 }; tg_tensor_list t0 = { NULL, 0 };
     if (!(t0 = tg_split_with_sizes_fn(n->self_t, n->split_sizes, (tg_split_with_sizes_opts){ .dim = n->dim })).data) goto done;
-    tg_r = t0;
-    t0 = (tg_tensor_list){ NULL, 0 };
+    tg_r = tg__gen_take_list(&t0);
 done:
     tg_tensor_list_release(t0);
     return tg_r;
 }
-static const tg_ag_input SplitWithSizesBackward0_inputs[] = {
-    { offsetof(tg__frame_SplitWithSizesBackward0, self), offsetof(tg__frame_SplitWithSizesBackward0, self_t), 0, false },
-};
-static const uint8_t SplitWithSizesBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SplitWithSizesBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SplitWithSizesBackward0, dim), offsetof(tg__node_SplitWithSizesBackward0, dim), sizeof(int64_t), NULL },
-};
-static const tg_fw_term SplitWithSizesBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NULL, SplitWithSizesBackward0_jvp0_0 },
-};
-static const tg_ag_output SplitWithSizesBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SplitWithSizesBackward0, result), sizeof(tg_tensor_list), TG_AG_OUT_LIST, true },
-};
+static const tg_ag_input SplitWithSizesBackward0_inputs[] = { { offsetof(tg__frame_SplitWithSizesBackward0, self), offsetof(tg__frame_SplitWithSizesBackward0, self_t), 0, false } };
+static const uint8_t SplitWithSizesBackward0_edges[] = { 0 };
+static const tg_ag_save SplitWithSizesBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SplitWithSizesBackward0, dim), offsetof(tg__node_SplitWithSizesBackward0, dim), sizeof(int64_t), NULL } };
+static const tg_fw_term SplitWithSizesBackward0_terms[] = { { 0, false, UINT64_C(0x1), NULL, SplitWithSizesBackward0_jvp0_0 } };
+static const tg_ag_output SplitWithSizesBackward0_outputs[] = { { 0, offsetof(tg__frame_SplitWithSizesBackward0, result), sizeof(tg_tensor_list), TG_AG_OUT_LIST, true } };
+static const tg_ag_node_type SplitWithSizesBackward0_type = { { "SplitWithSizesBackward0", tg__autograd_apply, NULL }, SplitWithSizesBackward0_formulas, 1, SplitWithSizesBackward0_saves, 1 };
 static const tg_ag_entry SplitWithSizesBackward0_entry = {
-    .vt = &SplitWithSizesBackward0_type.vt, .node_size = sizeof(tg__node_SplitWithSizesBackward0), .why = NULL,
+    .vt = &SplitWithSizesBackward0_type.vt, .node_size = sizeof(tg__node_SplitWithSizesBackward0),
     .inputs = SplitWithSizesBackward0_inputs, .ninputs = 1,
     .edges = SplitWithSizesBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SplitWithSizesBackward0_saves, .nsaves = 1,
     .outputs = SplitWithSizesBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor_list),
-    .terms = SplitWithSizesBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SplitWithSizesBackward0_terms, .nterms = 1,
 };
 
 /* UnbindBackward0: unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
@@ -1002,23 +768,17 @@ typedef struct tg__node_UnbindBackward0 {
 static tg_tensor *UnbindBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_UnbindBackward0 *n = (tg__node_UnbindBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_stack_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_stack_opts){ .dim = n->dim }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UnbindBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UnbindBackward0_self },
-};
-static const tg_ag_node_type UnbindBackward0_type = { { "UnbindBackward0", tg__autograd_apply, NULL }, UnbindBackward0_formulas, 1 };
+static const tg_ag_formula UnbindBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UnbindBackward0_self } };
 
-/* The frame of UnbindBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UnbindBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UnbindBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1030,38 +790,26 @@ typedef struct tg__frame_UnbindBackward0 {
 static tg_tensor_list UnbindBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UnbindBackward0 *n = tg_frame;
-    tg_tensor_list tg_r = { NULL, 0 };
-    tg_tensor_list t0 = { NULL, 0 };
-    (void)n;
+    tg_tensor_list tg_r = { NULL, 0 }; tg_tensor_list t0 = { NULL, 0 };
     if (!(t0 = tg_unbind_fn(n->self_t, (tg_unbind_opts){ .dim = n->dim })).data) goto done;
-    tg_r = t0;
-    t0 = (tg_tensor_list){ NULL, 0 };
+    tg_r = tg__gen_take_list(&t0);
 done:
     tg_tensor_list_release(t0);
     return tg_r;
 }
-static const tg_ag_input UnbindBackward0_inputs[] = {
-    { offsetof(tg__frame_UnbindBackward0, self), offsetof(tg__frame_UnbindBackward0, self_t), 0, false },
-};
-static const uint8_t UnbindBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save UnbindBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UnbindBackward0, dim), offsetof(tg__node_UnbindBackward0, dim), sizeof(int64_t), NULL },
-};
-static const tg_fw_term UnbindBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NULL, UnbindBackward0_jvp0_0 },
-};
-static const tg_ag_output UnbindBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UnbindBackward0, result), sizeof(tg_tensor_list), TG_AG_OUT_LIST, true },
-};
+static const tg_ag_input UnbindBackward0_inputs[] = { { offsetof(tg__frame_UnbindBackward0, self), offsetof(tg__frame_UnbindBackward0, self_t), 0, false } };
+static const uint8_t UnbindBackward0_edges[] = { 0 };
+static const tg_ag_save UnbindBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UnbindBackward0, dim), offsetof(tg__node_UnbindBackward0, dim), sizeof(int64_t), NULL } };
+static const tg_fw_term UnbindBackward0_terms[] = { { 0, false, UINT64_C(0x1), NULL, UnbindBackward0_jvp0_0 } };
+static const tg_ag_output UnbindBackward0_outputs[] = { { 0, offsetof(tg__frame_UnbindBackward0, result), sizeof(tg_tensor_list), TG_AG_OUT_LIST, true } };
+static const tg_ag_node_type UnbindBackward0_type = { { "UnbindBackward0", tg__autograd_apply, NULL }, UnbindBackward0_formulas, 1, UnbindBackward0_saves, 1 };
 static const tg_ag_entry UnbindBackward0_entry = {
-    .vt = &UnbindBackward0_type.vt, .node_size = sizeof(tg__node_UnbindBackward0), .why = NULL,
+    .vt = &UnbindBackward0_type.vt, .node_size = sizeof(tg__node_UnbindBackward0),
     .inputs = UnbindBackward0_inputs, .ninputs = 1,
     .edges = UnbindBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = UnbindBackward0_saves, .nsaves = 1,
     .outputs = UnbindBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor_list),
-    .terms = UnbindBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UnbindBackward0_terms, .nterms = 1,
 };
 
 /* ToCopyBackward0: _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
@@ -1076,23 +824,17 @@ typedef struct tg__node_ToCopyBackward0 {
 static tg_tensor *ToCopyBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ToCopyBackward0 *n = (tg__node_ToCopyBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg__to_copy_fn(grads[0], (tg__to_copy_opts){ .dtype = n->self_scalar_type, .layout = n->layout, .device = n->self_device, .pin_memory = { false, false }, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ToCopyBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ToCopyBackward0_self },
-};
-static const tg_ag_node_type ToCopyBackward0_type = { { "ToCopyBackward0", tg__autograd_apply, NULL }, ToCopyBackward0_formulas, 1 };
+static const tg_ag_formula ToCopyBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ToCopyBackward0_self } };
 
-/* The frame of ToCopyBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ToCopyBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ToCopyBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1109,40 +851,30 @@ typedef struct tg__frame_ToCopyBackward0 {
 static tg_tensor *ToCopyBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ToCopyBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg__to_copy_fn(n->self_t, (tg__to_copy_opts){ .dtype = n->dtype, .layout = n->layout, .device = n->device, .pin_memory = n->pin_memory, .non_blocking = n->non_blocking, .memory_format = n->memory_format }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ToCopyBackward0_inputs[] = {
-    { offsetof(tg__frame_ToCopyBackward0, self), offsetof(tg__frame_ToCopyBackward0, self_t), 0, false },
-};
-static const uint8_t ToCopyBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input ToCopyBackward0_inputs[] = { { offsetof(tg__frame_ToCopyBackward0, self), offsetof(tg__frame_ToCopyBackward0, self_t), 0, false } };
+static const uint8_t ToCopyBackward0_edges[] = { 0 };
 static const tg_ag_save ToCopyBackward0_saves[] = {
     { TG_AG_SAVE_DTYPE, false, offsetof(tg__frame_ToCopyBackward0, self), offsetof(tg__node_ToCopyBackward0, self_scalar_type), 0, NULL },
     { TG_AG_SAVE_DEVICE, false, offsetof(tg__frame_ToCopyBackward0, self), offsetof(tg__node_ToCopyBackward0, self_device), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ToCopyBackward0, layout), offsetof(tg__node_ToCopyBackward0, layout), sizeof(tg_layout), NULL },
 };
-static const tg_fw_term ToCopyBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ToCopyBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ToCopyBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ToCopyBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ToCopyBackward0_terms[] = { { 0, false, UINT64_C(0x1), ToCopyBackward0_jvp0_0, NULL } };
+static const tg_ag_output ToCopyBackward0_outputs[] = { { 0, offsetof(tg__frame_ToCopyBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ToCopyBackward0_type = { { "ToCopyBackward0", tg__autograd_apply, NULL }, ToCopyBackward0_formulas, 1, ToCopyBackward0_saves, 3 };
 static const tg_ag_entry ToCopyBackward0_entry = {
-    .vt = &ToCopyBackward0_type.vt, .node_size = sizeof(tg__node_ToCopyBackward0), .why = NULL,
+    .vt = &ToCopyBackward0_type.vt, .node_size = sizeof(tg__node_ToCopyBackward0),
     .inputs = ToCopyBackward0_inputs, .ninputs = 1,
     .edges = ToCopyBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ToCopyBackward0_saves, .nsaves = 3,
     .outputs = ToCopyBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ToCopyBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ToCopyBackward0_terms, .nterms = 1,
 };
 
 /* MaxPool2dWithIndicesBackward0: max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
@@ -1161,36 +893,19 @@ typedef struct tg__node_MaxPool2dWithIndicesBackward0 {
 static tg_tensor *MaxPool2dWithIndicesBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaxPool2dWithIndicesBackward0 *n = (tg__node_MaxPool2dWithIndicesBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_max_pool2d_with_indices_backward(grads[0], s_self, n->kernel_size, n->stride, n->padding, n->dilation, n->ceil_mode, s_result1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MaxPool2dWithIndicesBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxPool2dWithIndicesBackward0_self },
-};
-static void MaxPool2dWithIndicesBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaxPool2dWithIndicesBackward0 *n = (tg__node_MaxPool2dWithIndicesBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula MaxPool2dWithIndicesBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxPool2dWithIndicesBackward0_self } };
 
-static const tg_ag_node_type MaxPool2dWithIndicesBackward0_type = { { "MaxPool2dWithIndicesBackward0", tg__autograd_apply, MaxPool2dWithIndicesBackward0_release_saved }, MaxPool2dWithIndicesBackward0_formulas, 1 };
-
-/* The frame of MaxPool2dWithIndicesBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaxPool2dWithIndicesBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaxPool2dWithIndicesBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1207,12 +922,7 @@ typedef struct tg__frame_MaxPool2dWithIndicesBackward0 {
 static tg_tensor *MaxPool2dWithIndicesBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaxPool2dWithIndicesBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_flatten_fn(n->self_t, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
     if (!(t1 = tg_flatten_fn(n->result1, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
     if (!(t2 = tg_gather_fn(t0, (-INT64_C(1)), t1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
@@ -1220,21 +930,13 @@ static tg_tensor *MaxPool2dWithIndicesBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_view(t2, tg__gen_sizes(n->result1)))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
-static const tg_ag_input MaxPool2dWithIndicesBackward0_inputs[] = {
-    { offsetof(tg__frame_MaxPool2dWithIndicesBackward0, self), offsetof(tg__frame_MaxPool2dWithIndicesBackward0, self_t), 0, false },
-};
-static const uint8_t MaxPool2dWithIndicesBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input MaxPool2dWithIndicesBackward0_inputs[] = { { offsetof(tg__frame_MaxPool2dWithIndicesBackward0, self), offsetof(tg__frame_MaxPool2dWithIndicesBackward0, self_t), 0, false } };
+static const uint8_t MaxPool2dWithIndicesBackward0_edges[] = { 0 };
 static const tg_ag_save MaxPool2dWithIndicesBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaxPool2dWithIndicesBackward0, self), offsetof(tg__node_MaxPool2dWithIndicesBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_MaxPool2dWithIndicesBackward0, kernel_size), offsetof(tg__node_MaxPool2dWithIndicesBackward0, kernel_size), 0, NULL },
@@ -1244,20 +946,19 @@ static const tg_ag_save MaxPool2dWithIndicesBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_MaxPool2dWithIndicesBackward0, ceil_mode), offsetof(tg__node_MaxPool2dWithIndicesBackward0, ceil_mode), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_MaxPool2dWithIndicesBackward0, result1), 0, NULL },
 };
-static const tg_fw_term MaxPool2dWithIndicesBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MaxPool2dWithIndicesBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term MaxPool2dWithIndicesBackward0_terms[] = { { 0, false, UINT64_C(0x1), MaxPool2dWithIndicesBackward0_jvp0_0, NULL } };
 static const tg_ag_output MaxPool2dWithIndicesBackward0_outputs[] = {
     { offsetof(tg_tensors2, r0), offsetof(tg__frame_MaxPool2dWithIndicesBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_tensors2, r1), offsetof(tg__frame_MaxPool2dWithIndicesBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type MaxPool2dWithIndicesBackward0_type = { { "MaxPool2dWithIndicesBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaxPool2dWithIndicesBackward0_formulas, 1, MaxPool2dWithIndicesBackward0_saves, 7 };
 static const tg_ag_entry MaxPool2dWithIndicesBackward0_entry = {
-    .vt = &MaxPool2dWithIndicesBackward0_type.vt, .node_size = sizeof(tg__node_MaxPool2dWithIndicesBackward0), .why = NULL,
+    .vt = &MaxPool2dWithIndicesBackward0_type.vt, .node_size = sizeof(tg__node_MaxPool2dWithIndicesBackward0),
     .inputs = MaxPool2dWithIndicesBackward0_inputs, .ninputs = 1,
     .edges = MaxPool2dWithIndicesBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MaxPool2dWithIndicesBackward0_saves, .nsaves = 7,
     .outputs = MaxPool2dWithIndicesBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_tensors2),
-    .terms = MaxPool2dWithIndicesBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MaxPool2dWithIndicesBackward0_terms, .nterms = 1,
 };
 
 /* NativeGroupNormBackward0: native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
@@ -1279,15 +980,9 @@ static int NativeGroupNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
 {
     tg__node_NativeGroupNormBackward0 *n = (tg__node_NativeGroupNormBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *s_result2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *s_input = NULL, *s_weight = NULL, *s_result1 = NULL, *s_result2 = NULL, *t0 = NULL;
+    tg_tensor *t1 = NULL, *t2 = NULL;
     tg_tensors3 t3 = { 0 };
-    (void)n;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
@@ -1295,12 +990,9 @@ static int NativeGroupNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
     if (grads[0] != NULL) {
         t3 = tg_native_group_norm_backward(grads[0], s_input, s_result1, s_result2, s_weight, n->N, n->C, n->HxW, n->group, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
         if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
-        t0 = t3.r0;
-        t3.r0 = NULL;
-        t1 = t3.r1;
-        t3.r1 = NULL;
-        t2 = t3.r2;
-        t3.r2 = NULL;
+        t0 = tg__gen_take(&t3.r0);
+        t1 = tg__gen_take(&t3.r1);
+        t2 = tg__gen_take(&t3.r2);
     } else {
     }
     if (tg__node_needs_input_grad(&n->base, 0)) {
@@ -1317,34 +1009,15 @@ static int NativeGroupNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
     }
     tg_rc = 0;
 done:
-    tg_release(s_input);
-    tg_release(s_weight);
-    tg_release(s_result1);
-    tg_release(s_result2);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3.r0);
-    tg_release(t3.r1);
+    tg_release(s_input); tg_release(s_weight); tg_release(s_result1); tg_release(s_result2);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3.r0); tg_release(t3.r1);
     tg_release(t3.r2);
     return tg_rc;
 }
 
-static const tg_ag_formula NativeGroupNormBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = NativeGroupNormBackward0_input_weight_bias },
-};
-static void NativeGroupNormBackward0_release_saved(tg_node *node)
-{
-    tg__node_NativeGroupNormBackward0 *n = (tg__node_NativeGroupNormBackward0 *)node;
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-    tg_autograd_saved_release(&n->result1);
-    tg_autograd_saved_release(&n->result2);
-}
+static const tg_ag_formula NativeGroupNormBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = NativeGroupNormBackward0_input_weight_bias } };
 
-static const tg_ag_node_type NativeGroupNormBackward0_type = { { "NativeGroupNormBackward0", tg__autograd_apply, NativeGroupNormBackward0_release_saved }, NativeGroupNormBackward0_formulas, 1 };
-
-/* The frame of NativeGroupNormBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NativeGroupNormBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NativeGroupNormBackward0 {
     tg_tensor *input;
     tg_tensor *input_t;
@@ -1366,57 +1039,14 @@ typedef struct tg__frame_NativeGroupNormBackward0 {
 static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    tg_tensor *t22 = NULL;
-    tg_tensor *t23 = NULL;
-    tg_tensor *t24 = NULL;
-    tg_tensor *t25 = NULL;
-    tg_tensor *t26 = NULL;
-    tg_tensor *t27 = NULL;
-    tg_tensor *t28 = NULL;
-    tg_tensor *t29 = NULL;
-    tg_tensor *t30 = NULL;
-    tg_tensor *t31 = NULL;
-    tg_tensor *t32 = NULL;
-    tg_tensor *t33 = NULL;
-    tg_tensor *t34 = NULL;
-    tg_tensor *t35 = NULL;
-    tg_tensor *t36 = NULL;
-    tg_tensor *t37 = NULL;
-    tg_tensor *t38 = NULL;
-    tg_tensor *t39 = NULL;
-    tg_tensor *t40 = NULL;
-    tg_tensor *t41 = NULL;
-    tg_tensor *t42 = NULL;
-    tg_tensor *t43 = NULL;
-    tg_tensor *t44 = NULL;
-    tg_tensor *t45 = NULL;
-    tg_tensor *t46 = NULL;
-    tg_tensor *t47 = NULL;
-    tg_tensor *t48 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
+    tg_tensor *t13 = NULL, *t14 = NULL, *t15 = NULL, *t16 = NULL, *t17 = NULL, *t18 = NULL;
+    tg_tensor *t19 = NULL, *t20 = NULL, *t21 = NULL, *t22 = NULL, *t23 = NULL, *t24 = NULL;
+    tg_tensor *t25 = NULL, *t26 = NULL, *t27 = NULL, *t28 = NULL, *t29 = NULL, *t30 = NULL;
+    tg_tensor *t31 = NULL, *t32 = NULL, *t33 = NULL, *t34 = NULL, *t35 = NULL, *t36 = NULL;
+    tg_tensor *t37 = NULL, *t38 = NULL, *t39 = NULL, *t40 = NULL, *t41 = NULL, *t42 = NULL;
+    tg_tensor *t43 = NULL, *t44 = NULL, *t45 = NULL, *t46 = NULL, *t47 = NULL, *t48 = NULL;
     if (n->weight != NULL) {
         if (!(t1 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
         if (!(t2 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
@@ -1469,8 +1099,7 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         if (!(t26 = tg_mul(t22, t25))) goto done;
         TG__GEN_DROP(t22);
         TG__GEN_DROP(t25);
-        t0 = t26;
-        t26 = NULL;
+        t0 = tg__gen_take(&t26);
     } else {
         if (!(t27 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
         if (!(t28 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
@@ -1515,79 +1144,28 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         TG__GEN_DROP(t46);
         if (!(t48 = tg_reshape(t47, tg__gen_sizes(n->input)))) goto done;
         TG__GEN_DROP(t47);
-        t0 = t48;
-        t48 = NULL;
+        t0 = tg__gen_take(&t48);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
-    tg_release(t22);
-    tg_release(t23);
-    tg_release(t24);
-    tg_release(t25);
-    tg_release(t26);
-    tg_release(t27);
-    tg_release(t28);
-    tg_release(t29);
-    tg_release(t30);
-    tg_release(t31);
-    tg_release(t32);
-    tg_release(t33);
-    tg_release(t34);
-    tg_release(t35);
-    tg_release(t36);
-    tg_release(t37);
-    tg_release(t38);
-    tg_release(t39);
-    tg_release(t40);
-    tg_release(t41);
-    tg_release(t42);
-    tg_release(t43);
-    tg_release(t44);
-    tg_release(t45);
-    tg_release(t46);
-    tg_release(t47);
-    tg_release(t48);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12); tg_release(t13); tg_release(t14); tg_release(t15);
+    tg_release(t16); tg_release(t17); tg_release(t18); tg_release(t19); tg_release(t20);
+    tg_release(t21); tg_release(t22); tg_release(t23); tg_release(t24); tg_release(t25);
+    tg_release(t26); tg_release(t27); tg_release(t28); tg_release(t29); tg_release(t30);
+    tg_release(t31); tg_release(t32); tg_release(t33); tg_release(t34); tg_release(t35);
+    tg_release(t36); tg_release(t37); tg_release(t38); tg_release(t39); tg_release(t40);
+    tg_release(t41); tg_release(t42); tg_release(t43); tg_release(t44); tg_release(t45);
+    tg_release(t46); tg_release(t47); tg_release(t48);
     return tg_r;
 }
 /* result0: (weight_p.has_value() ? (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes()) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes())) + ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1)).reshape(input_p.sizes()) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 1) */
 static tg_tensor *NativeGroupNormBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL;
     if (!(t0 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
     if (!(t1 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
     if (!(t2 = tg_sub_fn(t0, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
@@ -1607,78 +1185,46 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_1(void *tg_frame)
     if (!(t9 = tg_mul(t5, t8))) goto done;
     TG__GEN_DROP(t5);
     TG__GEN_DROP(t8);
-    tg_r = t9;
-    t9 = NULL;
+    tg_r = tg__gen_take(&t9);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9);
     return tg_r;
 }
 /* result0: (weight_p.has_value() ? (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes()) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (result2.unsqueeze(-1) * (input_t.reshape({N, group, -1}) - input_t.reshape({N, group, -1}).mean(-1, true) - (input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1, true))).reshape(input_p.sizes())) + ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1)).reshape(input_p.sizes()) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 2) */
 static tg_tensor *NativeGroupNormBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
     if (!(t1 = tg_expand_fn(n->bias_t, tg__gen_sizes(t0), (tg_expand_opts){ .implicit = false }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_transpose(t1, INT64_C(1), (-INT64_C(1))))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 /* result1: input_t.reshape({N, group, -1}).mean(-1) (term 0) */
 static tg_tensor *NativeGroupNormBackward0_jvp1_0(void *tg_frame)
 {
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
     if (!(t1 = tg_mean_fn(t0, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 /* result2: -result2.pow(2) * ((input_p.reshape({N, group, -1}) - result1.unsqueeze(-1)) * result2.unsqueeze(-1) * input_t.reshape({N, group, -1})).mean(-1) (term 0) */
 static tg_tensor *NativeGroupNormBackward0_jvp2_0(void *tg_frame)
 {
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL;
     if (!(t0 = tg_pow_scalar(n->result2, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1700,20 +1246,10 @@ static tg_tensor *NativeGroupNormBackward0_jvp2_0(void *tg_frame)
     if (!(t10 = tg_mul(t1, t9))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t9);
-    tg_r = t10;
-    t10 = NULL;
+    tg_r = tg__gen_take(&t10);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
     return tg_r;
 }
 static const tg_ag_input NativeGroupNormBackward0_inputs[] = {
@@ -1721,11 +1257,7 @@ static const tg_ag_input NativeGroupNormBackward0_inputs[] = {
     { offsetof(tg__frame_NativeGroupNormBackward0, weight), offsetof(tg__frame_NativeGroupNormBackward0, weight_t), 1, false },
     { offsetof(tg__frame_NativeGroupNormBackward0, bias), offsetof(tg__frame_NativeGroupNormBackward0, bias_t), 2, false },
 };
-static const uint8_t NativeGroupNormBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t NativeGroupNormBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save NativeGroupNormBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeGroupNormBackward0, input), offsetof(tg__node_NativeGroupNormBackward0, input), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeGroupNormBackward0, weight), offsetof(tg__node_NativeGroupNormBackward0, weight), 0, NULL },
@@ -1749,13 +1281,14 @@ static const tg_ag_output NativeGroupNormBackward0_outputs[] = {
     { offsetof(tg_tensors3, r1), offsetof(tg__frame_NativeGroupNormBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
     { offsetof(tg_tensors3, r2), offsetof(tg__frame_NativeGroupNormBackward0, result2), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type NativeGroupNormBackward0_type = { { "NativeGroupNormBackward0", tg__autograd_apply, tg__autograd_release_saved }, NativeGroupNormBackward0_formulas, 1, NativeGroupNormBackward0_saves, 9 };
 static const tg_ag_entry NativeGroupNormBackward0_entry = {
-    .vt = &NativeGroupNormBackward0_type.vt, .node_size = sizeof(tg__node_NativeGroupNormBackward0), .why = NULL,
+    .vt = &NativeGroupNormBackward0_type.vt, .node_size = sizeof(tg__node_NativeGroupNormBackward0),
     .inputs = NativeGroupNormBackward0_inputs, .ninputs = 3,
     .edges = NativeGroupNormBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = NativeGroupNormBackward0_saves, .nsaves = 9,
     .outputs = NativeGroupNormBackward0_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = NativeGroupNormBackward0_terms, .nterms = 5, .fw_why = NULL,
+    .terms = NativeGroupNormBackward0_terms, .nterms = 5,
 };
 
 /* NativeLayerNormBackwardBackward0: native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
@@ -1775,13 +1308,8 @@ static int NativeLayerNormBackwardBackward0_input_weight_grad_out(tg_node *tg_nd
 {
     tg__node_NativeLayerNormBackwardBackward0 *n = (tg__node_NativeLayerNormBackwardBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_grad_out = NULL;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_mean = NULL;
-    tg_tensor *s_rstd = NULL;
-    tg_tensor *s_weight = NULL;
+    tg_tensor *s_grad_out = NULL, *s_input = NULL, *s_mean = NULL, *s_rstd = NULL, *s_weight = NULL;
     tg_tensors3 t0 = { 0 };
-    (void)n;
     if (!(s_grad_out = tg_autograd_unpack(&n->grad_out, &n->base))) goto done;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (!(s_mean = tg_autograd_unpack(&n->mean, &n->base))) goto done;
@@ -1789,28 +1317,13 @@ static int NativeLayerNormBackwardBackward0_input_weight_grad_out(tg_node *tg_nd
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     t0 = tg_layer_norm_double_backward(s_input, s_weight, grads[0], grads[1], grads[2], s_grad_out, s_mean, s_rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    if (tg__node_needs_input_grad(&n->base, 0)) {
-        out[0] = t0.r0;
-        t0.r0 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 1)) {
-        out[1] = t0.r1;
-        t0.r1 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 2)) {
-        out[2] = t0.r2;
-        t0.r2 = NULL;
-    }
+    if (tg__node_needs_input_grad(&n->base, 0)) out[0] = tg__gen_take(&t0.r0);
+    if (tg__node_needs_input_grad(&n->base, 1)) out[1] = tg__gen_take(&t0.r1);
+    if (tg__node_needs_input_grad(&n->base, 2)) out[2] = tg__gen_take(&t0.r2);
     tg_rc = 0;
 done:
-    tg_release(s_grad_out);
-    tg_release(s_input);
-    tg_release(s_mean);
-    tg_release(s_rstd);
-    tg_release(s_weight);
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
+    tg_release(s_grad_out); tg_release(s_input); tg_release(s_mean); tg_release(s_rstd);
+    tg_release(s_weight); tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2);
     return tg_rc;
 }
 
@@ -1819,19 +1332,8 @@ static const tg_ag_formula NativeLayerNormBackwardBackward0_formulas[] = {
     { TG_AGF_NOT_IMPL, -1, UINT64_C(0x8), -1, "native_layer_norm_backward mean", .fn.one = NULL },
     { TG_AGF_NOT_IMPL, -1, UINT64_C(0x10), -1, "native_layer_norm_backward rstd", .fn.one = NULL },
 };
-static void NativeLayerNormBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_NativeLayerNormBackwardBackward0 *n = (tg__node_NativeLayerNormBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_out);
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->mean);
-    tg_autograd_saved_release(&n->rstd);
-    tg_autograd_saved_release(&n->weight);
-}
 
-static const tg_ag_node_type NativeLayerNormBackwardBackward0_type = { { "NativeLayerNormBackwardBackward0", tg__autograd_apply, NativeLayerNormBackwardBackward0_release_saved }, NativeLayerNormBackwardBackward0_formulas, 3 };
-
-/* The frame of NativeLayerNormBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NativeLayerNormBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NativeLayerNormBackwardBackward0 {
     tg_tensor *grad_out;
     tg_tensor *grad_out_t;
@@ -1856,147 +1358,98 @@ typedef struct tg__frame_NativeLayerNormBackwardBackward0 {
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_native_layer_norm_backward(n->grad_out_t, n->input, n->normalized_shape, n->mean, n->rstd, n->weight, n->bias, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result0: std::get<0>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) (term 1) */
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_layer_norm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result0: std::get<0>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) + std::get<0>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {true, false, false})) (term 2) */
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_layer_norm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) (term 0) */
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp1_0(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_native_layer_norm_backward(n->grad_out_t, n->input, n->normalized_shape, n->mean, n->rstd, n->weight, n->bias, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) (term 1) */
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp1_1(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_layer_norm_double_backward(n->input, n->weight, n->input_t, NULL, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, input_t, Tensor(), Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) + std::get<1>(layer_norm_double_backward(input_p, weight_p, Tensor(), weight_t, Tensor(), grad_out_p, mean_p, rstd_p, normalized_shape, {false, true, false})) (term 2) */
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp1_2(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_layer_norm_double_backward(n->input, n->weight, NULL, n->weight_t, NULL, n->grad_out, n->mean, n->rstd, n->normalized_shape, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result2: std::get<2>(native_layer_norm_backward(grad_out_t, input_p, normalized_shape, mean_p, rstd_p, weight_p, bias_p, {false, false, true})) (term 0) */
 static tg_tensor *NativeLayerNormBackwardBackward0_jvp2_0(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_native_layer_norm_backward(n->grad_out_t, n->input, n->normalized_shape, n->mean, n->rstd, n->weight, n->bias, (tg_bool_list){ (const bool[]){ false, false, true }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r2;
-    t0.r2 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r2);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input NativeLayerNormBackwardBackward0_inputs[] = {
@@ -2007,13 +1460,7 @@ static const tg_ag_input NativeLayerNormBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_NativeLayerNormBackwardBackward0, weight), offsetof(tg__frame_NativeLayerNormBackwardBackward0, weight_t), 5, false },
     { offsetof(tg__frame_NativeLayerNormBackwardBackward0, bias), offsetof(tg__frame_NativeLayerNormBackwardBackward0, bias_t), 6, false },
 };
-static const uint8_t NativeLayerNormBackwardBackward0_edges[] = {
-    1,
-    4,
-    0,
-    2,
-    3,
-};
+static const uint8_t NativeLayerNormBackwardBackward0_edges[] = { 1, 4, 0, 2, 3 };
 static const tg_ag_save NativeLayerNormBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeLayerNormBackwardBackward0, grad_out), offsetof(tg__node_NativeLayerNormBackwardBackward0, grad_out), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeLayerNormBackwardBackward0, input), offsetof(tg__node_NativeLayerNormBackwardBackward0, input), 0, NULL },
@@ -2037,13 +1484,14 @@ static const tg_ag_output NativeLayerNormBackwardBackward0_outputs[] = {
     { offsetof(tg_tensors3, r1), offsetof(tg__frame_NativeLayerNormBackwardBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_tensors3, r2), offsetof(tg__frame_NativeLayerNormBackwardBackward0, result2), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
 };
+static const tg_ag_node_type NativeLayerNormBackwardBackward0_type = { { "NativeLayerNormBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, NativeLayerNormBackwardBackward0_formulas, 3, NativeLayerNormBackwardBackward0_saves, 7 };
 static const tg_ag_entry NativeLayerNormBackwardBackward0_entry = {
-    .vt = &NativeLayerNormBackwardBackward0_type.vt, .node_size = sizeof(tg__node_NativeLayerNormBackwardBackward0), .why = NULL,
+    .vt = &NativeLayerNormBackwardBackward0_type.vt, .node_size = sizeof(tg__node_NativeLayerNormBackwardBackward0),
     .inputs = NativeLayerNormBackwardBackward0_inputs, .ninputs = 6,
     .edges = NativeLayerNormBackwardBackward0_edges, .nedges = 5, .list_edge = -1,
     .saves = NativeLayerNormBackwardBackward0_saves, .nsaves = 7,
     .outputs = NativeLayerNormBackwardBackward0_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = NativeLayerNormBackwardBackward0_terms, .nterms = 7, .fw_why = NULL,
+    .terms = NativeLayerNormBackwardBackward0_terms, .nterms = 7,
 };
 
 /* GluBackward0: glu(Tensor self, int dim=-1) -> Tensor */
@@ -2057,32 +1505,18 @@ typedef struct tg__node_GluBackward0 {
 static tg_tensor *GluBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_GluBackward0 *n = (tg__node_GluBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_glu_backward(grads[0], s_self, n->dim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula GluBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GluBackward0_self },
-};
-static void GluBackward0_release_saved(tg_node *node)
-{
-    tg__node_GluBackward0 *n = (tg__node_GluBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula GluBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GluBackward0_self } };
 
-static const tg_ag_node_type GluBackward0_type = { { "GluBackward0", tg__autograd_apply, GluBackward0_release_saved }, GluBackward0_formulas, 1 };
-
-/* The frame of GluBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of GluBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_GluBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2094,14 +1528,8 @@ typedef struct tg__frame_GluBackward0 {
 static tg_tensor *GluBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_GluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    int64_t t0 = 0;
-    tg_tensor *t1 = NULL;
-    int64_t t2 = 0;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    int64_t t0 = 0; int64_t t2 = 0;
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t0)) goto done;
     if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, INT64_C(0) }, .end = (tg_opt_int){ true, t0 }, .step = 1 }))) goto done;
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t2)) goto done;
@@ -2111,30 +1539,18 @@ static tg_tensor *GluBackward0_jvp0_0(void *tg_frame)
     if (!(t5 = tg_mul(t1, t4))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(t1);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t1); tg_release(t3); tg_release(t4); tg_release(t5);
     return tg_r;
 }
 /* result: self_t.slice(dim, 0, result.size(dim)) * self_p.slice(dim, result.size(dim)).sigmoid() + self_t.slice(dim, result.size(dim)) * result * (1 - self_p.slice(dim, result.size(dim)).sigmoid()) (term 1) */
 static tg_tensor *GluBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_GluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    int64_t t0 = 0;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    int64_t t3 = 0;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL, *t2 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL;
     tg_tensor *t8 = NULL;
-    (void)n;
+    int64_t t0 = 0; int64_t t3 = 0;
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t0)) goto done;
     if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t0 }, .end = { false, 0 }, .step = 1 }))) goto done;
     if (!(t2 = tg_mul(t1, n->result))) goto done;
@@ -2150,24 +1566,14 @@ static tg_tensor *GluBackward0_jvp0_1(void *tg_frame)
     if (!(t8 = tg_mul(t2, t7))) goto done;
     TG__GEN_DROP(t2);
     TG__GEN_DROP(t7);
-    tg_r = t8;
-    t8 = NULL;
+    tg_r = tg__gen_take(&t8);
 done:
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
+    tg_release(t1); tg_release(t2); tg_release(t4); tg_release(t5); tg_release(t6); tg_release(t7);
     tg_release(t8);
     return tg_r;
 }
-static const tg_ag_input GluBackward0_inputs[] = {
-    { offsetof(tg__frame_GluBackward0, self), offsetof(tg__frame_GluBackward0, self_t), 0, false },
-};
-static const uint8_t GluBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input GluBackward0_inputs[] = { { offsetof(tg__frame_GluBackward0, self), offsetof(tg__frame_GluBackward0, self_t), 0, false } };
+static const uint8_t GluBackward0_edges[] = { 0 };
 static const tg_ag_save GluBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_GluBackward0, self), offsetof(tg__node_GluBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_GluBackward0, dim), offsetof(tg__node_GluBackward0, dim), sizeof(int64_t), NULL },
@@ -2176,16 +1582,15 @@ static const tg_fw_term GluBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), GluBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x1), GluBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output GluBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_GluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output GluBackward0_outputs[] = { { 0, offsetof(tg__frame_GluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type GluBackward0_type = { { "GluBackward0", tg__autograd_apply, tg__autograd_release_saved }, GluBackward0_formulas, 1, GluBackward0_saves, 2 };
 static const tg_ag_entry GluBackward0_entry = {
-    .vt = &GluBackward0_type.vt, .node_size = sizeof(tg__node_GluBackward0), .why = NULL,
+    .vt = &GluBackward0_type.vt, .node_size = sizeof(tg__node_GluBackward0),
     .inputs = GluBackward0_inputs, .ninputs = 1,
     .edges = GluBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = GluBackward0_saves, .nsaves = 2,
     .outputs = GluBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = GluBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = GluBackward0_terms, .nterms = 2,
 };
 
 /* TriuBackward0: triu(Tensor self, int diagonal=0) -> Tensor */
@@ -2198,23 +1603,17 @@ typedef struct tg__node_TriuBackward0 {
 static tg_tensor *TriuBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_TriuBackward0 *n = (tg__node_TriuBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_triu_fn(grads[0], (tg_triu_opts){ .diagonal = n->diagonal }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula TriuBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TriuBackward0_self },
-};
-static const tg_ag_node_type TriuBackward0_type = { { "TriuBackward0", tg__autograd_apply, NULL }, TriuBackward0_formulas, 1 };
+static const tg_ag_formula TriuBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TriuBackward0_self } };
 
-/* The frame of TriuBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of TriuBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_TriuBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2226,38 +1625,26 @@ typedef struct tg__frame_TriuBackward0 {
 static tg_tensor *TriuBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_TriuBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_triu_fn(n->self_t, (tg_triu_opts){ .diagonal = n->diagonal }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input TriuBackward0_inputs[] = {
-    { offsetof(tg__frame_TriuBackward0, self), offsetof(tg__frame_TriuBackward0, self_t), 0, false },
-};
-static const uint8_t TriuBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save TriuBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TriuBackward0, diagonal), offsetof(tg__node_TriuBackward0, diagonal), sizeof(int64_t), NULL },
-};
-static const tg_fw_term TriuBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), TriuBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output TriuBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_TriuBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input TriuBackward0_inputs[] = { { offsetof(tg__frame_TriuBackward0, self), offsetof(tg__frame_TriuBackward0, self_t), 0, false } };
+static const uint8_t TriuBackward0_edges[] = { 0 };
+static const tg_ag_save TriuBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TriuBackward0, diagonal), offsetof(tg__node_TriuBackward0, diagonal), sizeof(int64_t), NULL } };
+static const tg_fw_term TriuBackward0_terms[] = { { 0, false, UINT64_C(0x1), TriuBackward0_jvp0_0, NULL } };
+static const tg_ag_output TriuBackward0_outputs[] = { { 0, offsetof(tg__frame_TriuBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type TriuBackward0_type = { { "TriuBackward0", tg__autograd_apply, NULL }, TriuBackward0_formulas, 1, TriuBackward0_saves, 1 };
 static const tg_ag_entry TriuBackward0_entry = {
-    .vt = &TriuBackward0_type.vt, .node_size = sizeof(tg__node_TriuBackward0), .why = NULL,
+    .vt = &TriuBackward0_type.vt, .node_size = sizeof(tg__node_TriuBackward0),
     .inputs = TriuBackward0_inputs, .ninputs = 1,
     .edges = TriuBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = TriuBackward0_saves, .nsaves = 1,
     .outputs = TriuBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = TriuBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = TriuBackward0_terms, .nterms = 1,
 };
 
 /* ScaledDotProductFusedAttentionBackward0: _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
@@ -2280,14 +1667,9 @@ static int ScaledDotProductFusedAttentionBackward0_query_key_value(tg_node *tg_n
 {
     tg__node_ScaledDotProductFusedAttentionBackward0 *n = (tg__node_ScaledDotProductFusedAttentionBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_query = NULL;
-    tg_tensor *s_key = NULL;
-    tg_tensor *s_value = NULL;
-    tg_tensor *s_attn_mask = NULL;
-    tg_tensor *s_result0 = NULL;
-    tg_tensor *s_result1 = NULL;
+    tg_tensor *s_query = NULL, *s_key = NULL, *s_value = NULL, *s_attn_mask = NULL;
+    tg_tensor *s_result0 = NULL, *s_result1 = NULL;
     tg_grad_query_grad_key_grad_value t0 = { 0 };
-    (void)n;
     if (!(s_query = tg_autograd_unpack(&n->query, &n->base))) goto done;
     if (!(s_key = tg_autograd_unpack(&n->key, &n->base))) goto done;
     if (!(s_value = tg_autograd_unpack(&n->value, &n->base))) goto done;
@@ -2296,49 +1678,20 @@ static int ScaledDotProductFusedAttentionBackward0_query_key_value(tg_node *tg_n
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     t0 = tg__scaled_dot_product_fused_attention_backward_fn(grads[0], s_query, s_key, s_value, s_result0, s_result1, n->dropout_p, n->is_causal, (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = s_attn_mask, .scale = n->scale });
     if (!t0.grad_query && !t0.grad_key && !t0.grad_value) goto done;
-    if (tg__node_needs_input_grad(&n->base, 0)) {
-        out[0] = t0.grad_query;
-        t0.grad_query = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 1)) {
-        out[1] = t0.grad_key;
-        t0.grad_key = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 2)) {
-        out[2] = t0.grad_value;
-        t0.grad_value = NULL;
-    }
+    if (tg__node_needs_input_grad(&n->base, 0)) out[0] = tg__gen_take(&t0.grad_query);
+    if (tg__node_needs_input_grad(&n->base, 1)) out[1] = tg__gen_take(&t0.grad_key);
+    if (tg__node_needs_input_grad(&n->base, 2)) out[2] = tg__gen_take(&t0.grad_value);
     tg_rc = 0;
 done:
-    tg_release(s_query);
-    tg_release(s_key);
-    tg_release(s_value);
-    tg_release(s_attn_mask);
-    tg_release(s_result0);
-    tg_release(s_result1);
-    tg_release(t0.grad_query);
-    tg_release(t0.grad_key);
-    tg_release(t0.grad_value);
+    tg_release(s_query); tg_release(s_key); tg_release(s_value); tg_release(s_attn_mask);
+    tg_release(s_result0); tg_release(s_result1); tg_release(t0.grad_query);
+    tg_release(t0.grad_key); tg_release(t0.grad_value);
     return tg_rc;
 }
 
-static const tg_ag_formula ScaledDotProductFusedAttentionBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = ScaledDotProductFusedAttentionBackward0_query_key_value },
-};
-static void ScaledDotProductFusedAttentionBackward0_release_saved(tg_node *node)
-{
-    tg__node_ScaledDotProductFusedAttentionBackward0 *n = (tg__node_ScaledDotProductFusedAttentionBackward0 *)node;
-    tg_autograd_saved_release(&n->query);
-    tg_autograd_saved_release(&n->key);
-    tg_autograd_saved_release(&n->value);
-    tg_autograd_saved_release(&n->attn_mask);
-    tg_autograd_saved_release(&n->result0);
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula ScaledDotProductFusedAttentionBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = ScaledDotProductFusedAttentionBackward0_query_key_value } };
 
-static const tg_ag_node_type ScaledDotProductFusedAttentionBackward0_type = { { "ScaledDotProductFusedAttentionBackward0", tg__autograd_apply, ScaledDotProductFusedAttentionBackward0_release_saved }, ScaledDotProductFusedAttentionBackward0_formulas, 1 };
-
-/* The frame of ScaledDotProductFusedAttentionBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ScaledDotProductFusedAttentionBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ScaledDotProductFusedAttentionBackward0 {
     tg_tensor *query;
     tg_tensor *query_t;
@@ -2359,55 +1712,32 @@ typedef struct tg__frame_ScaledDotProductFusedAttentionBackward0 {
 static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ScaledDotProductFusedAttentionBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_output_logsumexp t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg__scaled_dot_product_fused_attention_fn(n->query, n->key, n->value_t, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = 0.0, .is_causal = n->is_causal, .attn_mask = n->attn_mask, .scale = n->scale });
     if (!t0.output && !t0.logsumexp) goto done;
-    t1 = t0.output;
-    t0.output = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.output);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.output);
-    tg_release(t0.logsumexp);
-    tg_release(t1);
+    tg_release(t0.output); tg_release(t0.logsumexp); tg_release(t1);
     return tg_r;
 }
 /* output: std::get<0>(_scaled_dot_product_fused_attention(query_p, key_p, value_t, 0.0, is_causal, attn_mask, scale)) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_t.matmul(key_p.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_t.matmul(key_p.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) + (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * (query_p.matmul(key_t.transpose(-2, -1)) - (std::get<1>(_scaled_dot_product_attention_math(query_p, key_p, value_p, attn_mask, 0.0, is_causal, c10::nullopt, scale)) * query_p.matmul(key_t.transpose(-2, -1))).sum(-1, true))).matmul(value_p) * (scale.has_value() ? scale.value() : 1.0 / std::sqrt(query_p.size(-1))) (term 1) */
 static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ScaledDotProductFusedAttentionBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensors2 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensors2 t4 = { 0 };
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    double t13 = 0;
-    int64_t t14 = 0;
-    tg_tensor *t15 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL;
+    tg_tensor *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL, *t15 = NULL;
+    tg_tensors2 t0 = { 0 }; tg_tensors2 t4 = { 0 }; double t13 = 0; int64_t t14 = 0;
     t0 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
     if (!t0.r0 && !t0.r1) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
     if (!(t2 = tg_transpose(n->key, (-INT64_C(2)), (-INT64_C(1))))) goto done;
     if (!(t3 = tg_matmul(n->query_t, t2))) goto done;
     TG__GEN_DROP(t2);
     t4 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
     if (!t4.r0 && !t4.r1) goto done;
-    t5 = t4.r1;
-    t4.r1 = NULL;
+    t5 = tg__gen_take(&t4.r1);
     if (!(t6 = tg_transpose(n->key, (-INT64_C(2)), (-INT64_C(1))))) goto done;
     if (!(t7 = tg_matmul(n->query_t, t6))) goto done;
     TG__GEN_DROP(t6);
@@ -2432,24 +1762,11 @@ static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_1(void *tg_frame)
     }
     if (!(t15 = tg_mul_scalar(t12, t13))) goto done;
     TG__GEN_DROP(t12);
-    tg_r = t15;
-    t15 = NULL;
+    tg_r = tg__gen_take(&t15);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4.r0);
-    tg_release(t4.r1);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4.r0); tg_release(t4.r1); tg_release(t5); tg_release(t6); tg_release(t7);
+    tg_release(t8); tg_release(t9); tg_release(t10); tg_release(t11); tg_release(t12);
     tg_release(t15);
     return tg_r;
 }
@@ -2457,35 +1774,18 @@ done:
 static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_ScaledDotProductFusedAttentionBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensors2 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensors2 t4 = { 0 };
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    double t13 = 0;
-    int64_t t14 = 0;
-    tg_tensor *t15 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL;
+    tg_tensor *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL, *t15 = NULL;
+    tg_tensors2 t0 = { 0 }; tg_tensors2 t4 = { 0 }; double t13 = 0; int64_t t14 = 0;
     t0 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
     if (!t0.r0 && !t0.r1) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
     if (!(t2 = tg_transpose(n->key_t, (-INT64_C(2)), (-INT64_C(1))))) goto done;
     if (!(t3 = tg_matmul(n->query, t2))) goto done;
     TG__GEN_DROP(t2);
     t4 = tg__scaled_dot_product_attention_math_fn(n->query, n->key, n->value, (tg__scaled_dot_product_attention_math_opts){ .attn_mask = n->attn_mask, .dropout_p = 0.0, .is_causal = n->is_causal, .dropout_mask = NULL, .scale = n->scale });
     if (!t4.r0 && !t4.r1) goto done;
-    t5 = t4.r1;
-    t4.r1 = NULL;
+    t5 = tg__gen_take(&t4.r1);
     if (!(t6 = tg_transpose(n->key_t, (-INT64_C(2)), (-INT64_C(1))))) goto done;
     if (!(t7 = tg_matmul(n->query, t6))) goto done;
     TG__GEN_DROP(t6);
@@ -2510,24 +1810,11 @@ static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_2(void *tg_frame)
     }
     if (!(t15 = tg_mul_scalar(t12, t13))) goto done;
     TG__GEN_DROP(t12);
-    tg_r = t15;
-    t15 = NULL;
+    tg_r = tg__gen_take(&t15);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4.r0);
-    tg_release(t4.r1);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4.r0); tg_release(t4.r1); tg_release(t5); tg_release(t6); tg_release(t7);
+    tg_release(t8); tg_release(t9); tg_release(t10); tg_release(t11); tg_release(t12);
     tg_release(t15);
     return tg_r;
 }
@@ -2537,11 +1824,7 @@ static const tg_ag_input ScaledDotProductFusedAttentionBackward0_inputs[] = {
     { offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, value), offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, value_t), 2, false },
     { offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, attn_mask), offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, attn_mask_t), 5, false },
 };
-static const uint8_t ScaledDotProductFusedAttentionBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t ScaledDotProductFusedAttentionBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save ScaledDotProductFusedAttentionBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, query), offsetof(tg__node_ScaledDotProductFusedAttentionBackward0, query), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, key), offsetof(tg__node_ScaledDotProductFusedAttentionBackward0, key), 0, NULL },
@@ -2563,13 +1846,14 @@ static const tg_ag_output ScaledDotProductFusedAttentionBackward0_outputs[] = {
     { offsetof(tg_output_logsumexp, output), offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_output_logsumexp, logsumexp), offsetof(tg__frame_ScaledDotProductFusedAttentionBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type ScaledDotProductFusedAttentionBackward0_type = { { "ScaledDotProductFusedAttentionBackward0", tg__autograd_apply, tg__autograd_release_saved }, ScaledDotProductFusedAttentionBackward0_formulas, 1, ScaledDotProductFusedAttentionBackward0_saves, 10 };
 static const tg_ag_entry ScaledDotProductFusedAttentionBackward0_entry = {
-    .vt = &ScaledDotProductFusedAttentionBackward0_type.vt, .node_size = sizeof(tg__node_ScaledDotProductFusedAttentionBackward0), .why = NULL,
+    .vt = &ScaledDotProductFusedAttentionBackward0_type.vt, .node_size = sizeof(tg__node_ScaledDotProductFusedAttentionBackward0),
     .inputs = ScaledDotProductFusedAttentionBackward0_inputs, .ninputs = 4,
     .edges = ScaledDotProductFusedAttentionBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = ScaledDotProductFusedAttentionBackward0_saves, .nsaves = 10,
     .outputs = ScaledDotProductFusedAttentionBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_output_logsumexp),
-    .terms = ScaledDotProductFusedAttentionBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = ScaledDotProductFusedAttentionBackward0_terms, .nterms = 3,
 };
 
 /* ScatterBackward0: scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
@@ -2583,17 +1867,12 @@ typedef struct tg__node_ScatterBackward0 {
 static tg_tensor *ScatterBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_index = NULL, *t0 = NULL;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(t0 = tg_scatter_value(grads[0], n->dim, s_index, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_index);
-    tg_release(t0);
+    tg_release(s_index); tg_release(t0);
     return tg_r;
 }
 
@@ -2601,17 +1880,12 @@ done:
 static tg_tensor *ScatterBackward0_src(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_index = NULL, *t0 = NULL;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(t0 = tg_gather_fn(grads[0], n->dim, s_index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_index);
-    tg_release(t0);
+    tg_release(s_index); tg_release(t0);
     return tg_r;
 }
 
@@ -2619,15 +1893,8 @@ static const tg_ag_formula ScatterBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ScatterBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = ScatterBackward0_src },
 };
-static void ScatterBackward0_release_saved(tg_node *node)
-{
-    tg__node_ScatterBackward0 *n = (tg__node_ScatterBackward0 *)node;
-    tg_autograd_saved_release(&n->index);
-}
 
-static const tg_ag_node_type ScatterBackward0_type = { { "ScatterBackward0", tg__autograd_apply, ScatterBackward0_release_saved }, ScatterBackward0_formulas, 2 };
-
-/* The frame of ScatterBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ScatterBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ScatterBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2643,12 +1910,9 @@ typedef struct tg__frame_ScatterBackward0 {
 static tg_tensor *ScatterBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ScatterBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_scatter_value(n->self_t, n->dim, n->index, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2657,18 +1921,13 @@ done:
 static tg_tensor *ScatterBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ScatterBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_scatter_src(t0, n->dim, n->index, n->src_t))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input ScatterBackward0_inputs[] = {
@@ -2676,10 +1935,7 @@ static const tg_ag_input ScatterBackward0_inputs[] = {
     { offsetof(tg__frame_ScatterBackward0, index), offsetof(tg__frame_ScatterBackward0, index_t), 2, false },
     { offsetof(tg__frame_ScatterBackward0, src), offsetof(tg__frame_ScatterBackward0, src_t), 3, false },
 };
-static const uint8_t ScatterBackward0_edges[] = {
-    0,
-    2,
-};
+static const uint8_t ScatterBackward0_edges[] = { 0, 2 };
 static const tg_ag_save ScatterBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ScatterBackward0, dim), offsetof(tg__node_ScatterBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ScatterBackward0, index), offsetof(tg__node_ScatterBackward0, index), 0, NULL },
@@ -2688,16 +1944,15 @@ static const tg_fw_term ScatterBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), ScatterBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x8), ScatterBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output ScatterBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ScatterBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output ScatterBackward0_outputs[] = { { 0, offsetof(tg__frame_ScatterBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ScatterBackward0_type = { { "ScatterBackward0", tg__autograd_apply, tg__autograd_release_saved }, ScatterBackward0_formulas, 2, ScatterBackward0_saves, 2 };
 static const tg_ag_entry ScatterBackward0_entry = {
-    .vt = &ScatterBackward0_type.vt, .node_size = sizeof(tg__node_ScatterBackward0), .why = NULL,
+    .vt = &ScatterBackward0_type.vt, .node_size = sizeof(tg__node_ScatterBackward0),
     .inputs = ScatterBackward0_inputs, .ninputs = 3,
     .edges = ScatterBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = ScatterBackward0_saves, .nsaves = 2,
     .outputs = ScatterBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ScatterBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = ScatterBackward0_terms, .nterms = 2,
 };
 
 /* ScatterBackward1: scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
@@ -2711,32 +1966,18 @@ typedef struct tg__node_ScatterBackward1 {
 static tg_tensor *ScatterBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ScatterBackward1 *n = (tg__node_ScatterBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_index = NULL, *t0 = NULL;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(t0 = tg_scatter_value(grads[0], n->dim, s_index, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_index);
-    tg_release(t0);
+    tg_release(s_index); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ScatterBackward1_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ScatterBackward1_self },
-};
-static void ScatterBackward1_release_saved(tg_node *node)
-{
-    tg__node_ScatterBackward1 *n = (tg__node_ScatterBackward1 *)node;
-    tg_autograd_saved_release(&n->index);
-}
+static const tg_ag_formula ScatterBackward1_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ScatterBackward1_self } };
 
-static const tg_ag_node_type ScatterBackward1_type = { { "ScatterBackward1", tg__autograd_apply, ScatterBackward1_release_saved }, ScatterBackward1_formulas, 1 };
-
-/* The frame of ScatterBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ScatterBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ScatterBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2751,12 +1992,9 @@ typedef struct tg__frame_ScatterBackward1 {
 static tg_tensor *ScatterBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_ScatterBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_scatter_value(n->self_t, n->dim, n->index, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2765,26 +2003,21 @@ static const tg_ag_input ScatterBackward1_inputs[] = {
     { offsetof(tg__frame_ScatterBackward1, self), offsetof(tg__frame_ScatterBackward1, self_t), 0, false },
     { offsetof(tg__frame_ScatterBackward1, index), offsetof(tg__frame_ScatterBackward1, index_t), 2, false },
 };
-static const uint8_t ScatterBackward1_edges[] = {
-    0,
-};
+static const uint8_t ScatterBackward1_edges[] = { 0 };
 static const tg_ag_save ScatterBackward1_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ScatterBackward1, dim), offsetof(tg__node_ScatterBackward1, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ScatterBackward1, index), offsetof(tg__node_ScatterBackward1, index), 0, NULL },
 };
-static const tg_fw_term ScatterBackward1_terms[] = {
-    { 0, false, UINT64_C(0x1), ScatterBackward1_jvp0_0, NULL },
-};
-static const tg_ag_output ScatterBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_ScatterBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ScatterBackward1_terms[] = { { 0, false, UINT64_C(0x1), ScatterBackward1_jvp0_0, NULL } };
+static const tg_ag_output ScatterBackward1_outputs[] = { { 0, offsetof(tg__frame_ScatterBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ScatterBackward1_type = { { "ScatterBackward1", tg__autograd_apply, tg__autograd_release_saved }, ScatterBackward1_formulas, 1, ScatterBackward1_saves, 2 };
 static const tg_ag_entry ScatterBackward1_entry = {
-    .vt = &ScatterBackward1_type.vt, .node_size = sizeof(tg__node_ScatterBackward1), .why = NULL,
+    .vt = &ScatterBackward1_type.vt, .node_size = sizeof(tg__node_ScatterBackward1),
     .inputs = ScatterBackward1_inputs, .ninputs = 2,
     .edges = ScatterBackward1_edges, .nedges = 1, .list_edge = -1,
     .saves = ScatterBackward1_saves, .nsaves = 2,
     .outputs = ScatterBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ScatterBackward1_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ScatterBackward1_terms, .nterms = 1,
 };
 
 /* ScatterAddBackward0: scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
@@ -2797,9 +2030,8 @@ typedef struct tg__node_ScatterAddBackward0 {
 /* self: grad */
 static tg_tensor *ScatterAddBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -2808,17 +2040,12 @@ static tg_tensor *ScatterAddBackward0_self(tg_node *tg_nd, tg_tensor *const *gra
 static tg_tensor *ScatterAddBackward0_src(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_index = NULL, *t0 = NULL;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(t0 = tg_gather_fn(grads[0], n->dim, s_index, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_index);
-    tg_release(t0);
+    tg_release(s_index); tg_release(t0);
     return tg_r;
 }
 
@@ -2826,15 +2053,8 @@ static const tg_ag_formula ScatterAddBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ScatterAddBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = ScatterAddBackward0_src },
 };
-static void ScatterAddBackward0_release_saved(tg_node *node)
-{
-    tg__node_ScatterAddBackward0 *n = (tg__node_ScatterAddBackward0 *)node;
-    tg_autograd_saved_release(&n->index);
-}
 
-static const tg_ag_node_type ScatterAddBackward0_type = { { "ScatterAddBackward0", tg__autograd_apply, ScatterAddBackward0_release_saved }, ScatterAddBackward0_formulas, 2 };
-
-/* The frame of ScatterAddBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ScatterAddBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ScatterAddBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2851,7 +2071,6 @@ static tg_tensor *ScatterAddBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ScatterAddBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->self_t);
     return tg_r;
 }
@@ -2859,18 +2078,13 @@ static tg_tensor *ScatterAddBackward0_jvp0_0(void *tg_frame)
 static tg_tensor *ScatterAddBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ScatterAddBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_scatter_add(t0, n->dim, n->index, n->src_t))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input ScatterAddBackward0_inputs[] = {
@@ -2878,10 +2092,7 @@ static const tg_ag_input ScatterAddBackward0_inputs[] = {
     { offsetof(tg__frame_ScatterAddBackward0, index), offsetof(tg__frame_ScatterAddBackward0, index_t), 2, false },
     { offsetof(tg__frame_ScatterAddBackward0, src), offsetof(tg__frame_ScatterAddBackward0, src_t), 3, false },
 };
-static const uint8_t ScatterAddBackward0_edges[] = {
-    0,
-    2,
-};
+static const uint8_t ScatterAddBackward0_edges[] = { 0, 2 };
 static const tg_ag_save ScatterAddBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ScatterAddBackward0, dim), offsetof(tg__node_ScatterAddBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ScatterAddBackward0, index), offsetof(tg__node_ScatterAddBackward0, index), 0, NULL },
@@ -2890,16 +2101,15 @@ static const tg_fw_term ScatterAddBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), ScatterAddBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x8), ScatterAddBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output ScatterAddBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ScatterAddBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output ScatterAddBackward0_outputs[] = { { 0, offsetof(tg__frame_ScatterAddBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ScatterAddBackward0_type = { { "ScatterAddBackward0", tg__autograd_apply, tg__autograd_release_saved }, ScatterAddBackward0_formulas, 2, ScatterAddBackward0_saves, 2 };
 static const tg_ag_entry ScatterAddBackward0_entry = {
-    .vt = &ScatterAddBackward0_type.vt, .node_size = sizeof(tg__node_ScatterAddBackward0), .why = NULL,
+    .vt = &ScatterAddBackward0_type.vt, .node_size = sizeof(tg__node_ScatterAddBackward0),
     .inputs = ScatterAddBackward0_inputs, .ninputs = 3,
     .edges = ScatterAddBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = ScatterAddBackward0_saves, .nsaves = 2,
     .outputs = ScatterAddBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ScatterAddBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = ScatterAddBackward0_terms, .nterms = 2,
 };
 
 /* SortBackward0: sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
@@ -2914,32 +2124,18 @@ typedef struct tg__node_SortBackward0 {
 static tg_tensor *SortBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SortBackward0 *n = (tg__node_SortBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_sort_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SortBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SortBackward0_self },
-};
-static void SortBackward0_release_saved(tg_node *node)
-{
-    tg__node_SortBackward0 *n = (tg__node_SortBackward0 *)node;
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula SortBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SortBackward0_self } };
 
-static const tg_ag_node_type SortBackward0_type = { { "SortBackward0", tg__autograd_apply, SortBackward0_release_saved }, SortBackward0_formulas, 1 };
-
-/* The frame of SortBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SortBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SortBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2954,41 +2150,33 @@ typedef struct tg__frame_SortBackward0 {
 static tg_tensor *SortBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SortBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SortBackward0_inputs[] = {
-    { offsetof(tg__frame_SortBackward0, self), offsetof(tg__frame_SortBackward0, self_t), 0, false },
-};
-static const uint8_t SortBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SortBackward0_inputs[] = { { offsetof(tg__frame_SortBackward0, self), offsetof(tg__frame_SortBackward0, self_t), 0, false } };
+static const uint8_t SortBackward0_edges[] = { 0 };
 static const tg_ag_save SortBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SortBackward0, self), offsetof(tg__node_SortBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SortBackward0, dim), offsetof(tg__node_SortBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_SortBackward0, result1), 0, NULL },
 };
-static const tg_fw_term SortBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SortBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term SortBackward0_terms[] = { { 0, false, UINT64_C(0x1), SortBackward0_jvp0_0, NULL } };
 static const tg_ag_output SortBackward0_outputs[] = {
     { offsetof(tg_values_indices, values), offsetof(tg__frame_SortBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_values_indices, indices), offsetof(tg__frame_SortBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type SortBackward0_type = { { "SortBackward0", tg__autograd_apply, tg__autograd_release_saved }, SortBackward0_formulas, 1, SortBackward0_saves, 3 };
 static const tg_ag_entry SortBackward0_entry = {
-    .vt = &SortBackward0_type.vt, .node_size = sizeof(tg__node_SortBackward0), .why = NULL,
+    .vt = &SortBackward0_type.vt, .node_size = sizeof(tg__node_SortBackward0),
     .inputs = SortBackward0_inputs, .ninputs = 1,
     .edges = SortBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SortBackward0_saves, .nsaves = 3,
     .outputs = SortBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_values_indices),
-    .terms = SortBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SortBackward0_terms, .nterms = 1,
 };
 
 
@@ -2998,8 +2186,7 @@ static const tg_ag_entry SortBackward0_entry = {
 tg_tensor *tg__autograd_kernel_arange_out(double end, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("arange", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("arange", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_arange_out(end, out);
     tg__autograd_below_end(tg_prev);
@@ -3010,8 +2197,7 @@ tg_tensor *tg__autograd_kernel_arange_out(double end, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_arange_start_out(double start, double end, double step, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("arange", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("arange", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_arange_start_out_fn(start, end, out, (tg_arange_start_out_opts){ .step = step });
     tg__autograd_below_end(tg_prev);
@@ -3019,32 +2205,24 @@ tg_tensor *tg__autograd_kernel_arange_start_out(double start, double end, double
 }
 
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_mul = { "mul", "mul.Tensor", &MulBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "mul", "mul.Tensor", &MulBackward0_entry, false };
     tg__frame_MulBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mul, &tg_x) == 0) {
-        tg_r = tg_mul(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mul(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_mul_ = { "mul_", "mul_.Tensor", &MulBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "mul_", "mul_.Tensor", &MulBackward0_entry, true };
     tg__frame_MulBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mul_, &tg_x) == 0) {
-        tg_r = tg_mul_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mul_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3052,8 +2230,7 @@ tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_mul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("mul", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("mul", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_mul_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3061,17 +2238,13 @@ tg_tensor *tg__autograd_kernel_mul_out(tg_tensor *self, tg_tensor *other, tg_ten
 }
 
 /* maximum(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_maximum = { "maximum", "maximum", &MaximumBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "maximum", "maximum", &MaximumBackward0_entry, false };
     tg__frame_MaximumBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_maximum, &tg_x) == 0) {
-        tg_r = tg_maximum(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_maximum(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3079,8 +2252,7 @@ tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_maximum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("maximum", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("maximum", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_maximum_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3088,32 +2260,24 @@ tg_tensor *tg__autograd_kernel_maximum_out(tg_tensor *self, tg_tensor *other, tg
 }
 
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_ge = { "ge", "ge.Tensor", &GeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "ge", "ge.Tensor", &GeBackward0_entry, false };
     tg__frame_GeBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_ge, &tg_x) == 0) {
-        tg_r = tg_ge(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ge(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_ge_ = { "ge_", "ge_.Tensor", &GeBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "ge_", "ge_.Tensor", &GeBackward0_entry, true };
     tg__frame_GeBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_ge_, &tg_x) == 0) {
-        tg_r = tg_ge_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ge_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3121,8 +2285,7 @@ tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_ge_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("ge", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("ge", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_ge_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3133,8 +2296,7 @@ tg_tensor *tg__autograd_kernel_ge_out(tg_tensor *self, tg_tensor *other, tg_tens
 tg_tensor *tg__autograd_kernel_ge_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("ge", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("ge", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_ge_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3142,32 +2304,24 @@ tg_tensor *tg__autograd_kernel_ge_scalar_out(tg_tensor *self, double other, tg_t
 }
 
 /* neg(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_neg = { "neg", "neg", &NegBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "neg", "neg", &NegBackward0_entry, false };
     tg__frame_NegBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_neg, &tg_x) == 0) {
-        tg_r = tg_neg(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_neg(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_neg_ = { "neg_", "neg_", &NegBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "neg_", "neg_", &NegBackward0_entry, true };
     tg__frame_NegBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_neg_, &tg_x) == 0) {
-        tg_r = tg_neg_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_neg_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3175,8 +2329,7 @@ tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_neg_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("neg", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("neg", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_neg_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3184,32 +2337,24 @@ tg_tensor *tg__autograd_kernel_neg_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* log(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_log = { "log", "log", &LogBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "log", "log", &LogBackward0_entry, false };
     tg__frame_LogBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_log, &tg_x) == 0) {
-        tg_r = tg_log(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* log_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_log_ = { "log_", "log_", &LogBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "log_", "log_", &LogBackward0_entry, true };
     tg__frame_LogBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_log_, &tg_x) == 0) {
-        tg_r = tg_log_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3217,8 +2362,7 @@ tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_log_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("log", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("log", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_log_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3226,17 +2370,13 @@ tg_tensor *tg__autograd_kernel_log_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
-static const tg_ag_op tg__ag_max_dim = { "max", "max.dim", &MaxBackward0_entry, false };
-
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "max", "max.dim", &MaxBackward0_entry, false };
     tg__frame_MaxBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
-    tg_values_indices tg_r = (tg_values_indices){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_max_dim, &tg_x) == 0) {
-        tg_r = tg_max_dim_fn(self, dim, (tg_max_dim_opts){ .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_max_dim_fn(self, dim, (tg_max_dim_opts){ .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3244,47 +2384,34 @@ tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool
 tg_values_indices tg__autograd_kernel_max_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *max, tg_tensor *max_values)
 {
     tg_tensor *const tg_in[] = { self, max, max_values };
-    if (tg_autograd_check_out("max", tg_in, 3))
-        return (tg_values_indices){ 0 };
+    if (tg_autograd_check_out("max", tg_in, 3)) return (tg_values_indices){ 0 };
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_values_indices tg_r = tg_max_dim_out_fn(self, dim, max, max_values, (tg_max_dim_out_opts){ .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
     return tg_r;
 }
 
-/* The frame of argmin (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of argmin (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_argmin {
     tg_tensor *self;
     tg_tensor *self_t;
 } tg__frame_tg__ni_argmin;
 
-static const tg_ag_input tg__ni_argmin_inputs[] = {
-    { offsetof(tg__frame_tg__ni_argmin, self), offsetof(tg__frame_tg__ni_argmin, self_t), 0, false },
-};
-static const tg_ag_output tg__ni_argmin_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input tg__ni_argmin_inputs[] = { { offsetof(tg__frame_tg__ni_argmin, self), offsetof(tg__frame_tg__ni_argmin, self_t), 0, false } };
+static const tg_ag_output tg__ni_argmin_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_argmin_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_argmin_inputs, .ninputs = 1,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_argmin_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_argmin = { "argmin", "argmin", &tg__ni_argmin_entry, false };
-
 tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "argmin", "argmin", &tg__ni_argmin_entry, false };
     tg__frame_tg__ni_argmin tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_argmin, &tg_x) == 0) {
-        tg_r = tg_argmin_fn(self, (tg_argmin_opts){ .dim = dim, .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_argmin_fn(self, (tg_argmin_opts){ .dim = dim, .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3292,8 +2419,7 @@ tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keep
 tg_tensor *tg__autograd_kernel_argmin_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("argmin", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("argmin", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_argmin_out_fn(self, out, (tg_argmin_out_opts){ .dim = dim, .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -3304,8 +2430,7 @@ tg_tensor *tg__autograd_kernel_argmin_out(tg_tensor *self, tg_opt_int dim, bool 
 tg_tensor *tg__autograd_kernel_matmul_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("matmul", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("matmul", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_matmul_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3313,122 +2438,90 @@ tg_tensor *tg__autograd_kernel_matmul_out(tg_tensor *self, tg_tensor *other, tg_
 }
 
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
-static const tg_ag_op tg__ag_expand = { "expand", "expand", &ExpandBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
+    static const tg_ag_op tg_op = { "expand", "expand", &ExpandBackward0_entry, false };
     tg__frame_ExpandBackward0 tg_x = { .self = self, .size = size, .implicit = implicit };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_expand, &tg_x) == 0) {
-        tg_r = tg_expand_fn(self, size, (tg_expand_opts){ .implicit = implicit });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_expand_fn(self, size, (tg_expand_opts){ .implicit = implicit });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
-static const tg_ag_op tg__ag_slice = { "slice", "slice.Tensor", &SliceBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
+    static const tg_ag_op tg_op = { "slice", "slice.Tensor", &SliceBackward0_entry, false };
     tg__frame_SliceBackward0 tg_x = { .self = self, .dim = dim, .start = start, .end = end, .step = step };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_slice, &tg_x) == 0) {
-        tg_r = tg_slice_fn(self, (tg_slice_opts){ .dim = dim, .start = start, .end = end, .step = step });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_slice_fn(self, (tg_slice_opts){ .dim = dim, .start = start, .end = end, .step = step });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
-static const tg_ag_op tg__ag_split_with_sizes = { "split_with_sizes", "split_with_sizes", &SplitWithSizesBackward0_entry, false };
-
 tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "split_with_sizes", "split_with_sizes", &SplitWithSizesBackward0_entry, false };
     tg__frame_SplitWithSizesBackward0 tg_x = { .self = self, .split_sizes = split_sizes, .dim = dim };
-    tg_tensor_list tg_r = (tg_tensor_list){ NULL, 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_split_with_sizes, &tg_x) == 0) {
-        tg_r = tg_split_with_sizes_fn(self, split_sizes, (tg_split_with_sizes_opts){ .dim = dim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg_split_with_sizes_fn(self, split_sizes, (tg_split_with_sizes_opts){ .dim = dim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
-static const tg_ag_op tg__ag_unbind = { "unbind", "unbind.int", &UnbindBackward0_entry, false };
-
 tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "unbind", "unbind.int", &UnbindBackward0_entry, false };
     tg__frame_UnbindBackward0 tg_x = { .self = self, .dim = dim };
-    tg_tensor_list tg_r = (tg_tensor_list){ NULL, 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_unbind, &tg_x) == 0) {
-        tg_r = tg_unbind_fn(self, (tg_unbind_opts){ .dim = dim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg_unbind_fn(self, (tg_unbind_opts){ .dim = dim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag__to_copy = { "_to_copy", "_to_copy", &ToCopyBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "_to_copy", "_to_copy", &ToCopyBackward0_entry, false };
     tg__frame_ToCopyBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__to_copy, &tg_x) == 0) {
-        tg_r = tg__to_copy_fn(self, (tg__to_copy_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__to_copy_fn(self, (tg__to_copy_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
-static const tg_ag_op tg__ag_max_pool2d_with_indices = { "max_pool2d_with_indices", "max_pool2d_with_indices", &MaxPool2dWithIndicesBackward0_entry, false };
-
 tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
 {
+    static const tg_ag_op tg_op = { "max_pool2d_with_indices", "max_pool2d_with_indices", &MaxPool2dWithIndicesBackward0_entry, false };
     tg__frame_MaxPool2dWithIndicesBackward0 tg_x = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode };
-    tg_tensors2 tg_r = (tg_tensors2){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_max_pool2d_with_indices, &tg_x) == 0) {
-        tg_r = tg_max_pool2d_with_indices_fn(self, kernel_size, (tg_max_pool2d_with_indices_opts){ .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors2 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors2){ 0 } : tg_max_pool2d_with_indices_fn(self, kernel_size, (tg_max_pool2d_with_indices_opts){ .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_group_norm = { "native_group_norm", "native_group_norm", &NativeGroupNormBackward0_entry, false };
-
 tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
 {
+    static const tg_ag_op tg_op = { "native_group_norm", "native_group_norm", &NativeGroupNormBackward0_entry, false };
     tg__frame_NativeGroupNormBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_group_norm, &tg_x) == 0) {
-        tg_r = tg_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_layer_norm_backward = { "native_layer_norm_backward", "native_layer_norm_backward", &NativeLayerNormBackwardBackward0_entry, false };
-
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
+    static const tg_ag_op tg_op = { "native_layer_norm_backward", "native_layer_norm_backward", &NativeLayerNormBackwardBackward0_entry, false };
     tg__frame_NativeLayerNormBackwardBackward0 tg_x = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_layer_norm_backward, &tg_x) == 0) {
-        tg_r = tg_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3436,8 +2529,7 @@ tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, 
 tg_tensor *tg__autograd_kernel_glu_out(tg_tensor *self, int64_t dim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("glu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("glu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_glu_out_fn(self, out, (tg_glu_out_opts){ .dim = dim });
     tg__autograd_below_end(tg_prev);
@@ -3445,17 +2537,13 @@ tg_tensor *tg__autograd_kernel_glu_out(tg_tensor *self, int64_t dim, tg_tensor *
 }
 
 /* glu(Tensor self, int dim=-1) -> Tensor */
-static const tg_ag_op tg__ag_glu = { "glu", "glu", &GluBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "glu", "glu", &GluBackward0_entry, false };
     tg__frame_GluBackward0 tg_x = { .self = self, .dim = dim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_glu, &tg_x) == 0) {
-        tg_r = tg_glu_fn(self, (tg_glu_opts){ .dim = dim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_glu_fn(self, (tg_glu_opts){ .dim = dim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3463,8 +2551,7 @@ tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
 tg_tensor *tg__autograd_kernel_triu_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("triu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("triu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_triu_out_fn(self, out, (tg_triu_out_opts){ .diagonal = diagonal });
     tg__autograd_below_end(tg_prev);
@@ -3472,47 +2559,35 @@ tg_tensor *tg__autograd_kernel_triu_out(tg_tensor *self, int64_t diagonal, tg_te
 }
 
 /* triu(Tensor self, int diagonal=0) -> Tensor */
-static const tg_ag_op tg__ag_triu = { "triu", "triu", &TriuBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
 {
+    static const tg_ag_op tg_op = { "triu", "triu", &TriuBackward0_entry, false };
     tg__frame_TriuBackward0 tg_x = { .self = self, .diagonal = diagonal };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_triu, &tg_x) == 0) {
-        tg_r = tg_triu_fn(self, (tg_triu_opts){ .diagonal = diagonal });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_triu_fn(self, (tg_triu_opts){ .diagonal = diagonal });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
-static const tg_ag_op tg__ag_triu_ = { "triu_", "triu_", &TriuBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
 {
+    static const tg_ag_op tg_op = { "triu_", "triu_", &TriuBackward0_entry, true };
     tg__frame_TriuBackward0 tg_x = { .self = self, .diagonal = diagonal };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_triu_, &tg_x) == 0) {
-        tg_r = tg_triu__fn(self, (tg_triu__opts){ .diagonal = diagonal });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_triu__fn(self, (tg_triu__opts){ .diagonal = diagonal });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
-static const tg_ag_op tg__ag__scaled_dot_product_fused_attention = { "_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention", &ScaledDotProductFusedAttentionBackward0_entry, false };
-
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
+    static const tg_ag_op tg_op = { "_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention", &ScaledDotProductFusedAttentionBackward0_entry, false };
     tg__frame_ScaledDotProductFusedAttentionBackward0 tg_x = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale };
-    tg_output_logsumexp tg_r = (tg_output_logsumexp){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__scaled_dot_product_fused_attention, &tg_x) == 0) {
-        tg_r = tg__scaled_dot_product_fused_attention_fn(query, key, value, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_output_logsumexp tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_output_logsumexp){ 0 } : tg__scaled_dot_product_fused_attention_fn(query, key, value, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3520,8 +2595,7 @@ tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_t
 tg_tensor *tg__autograd_kernel_scatter_src_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, src, out };
-    if (tg_autograd_check_out("scatter", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("scatter", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_scatter_src_out(self, dim, index, src, out);
     tg__autograd_below_end(tg_prev);
@@ -3529,32 +2603,24 @@ tg_tensor *tg__autograd_kernel_scatter_src_out(tg_tensor *self, int64_t dim, tg_
 }
 
 /* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
-static const tg_ag_op tg__ag_scatter_src = { "scatter", "scatter.src", &ScatterBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
+    static const tg_ag_op tg_op = { "scatter", "scatter.src", &ScatterBackward0_entry, false };
     tg__frame_ScatterBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_src, &tg_x) == 0) {
-        tg_r = tg_scatter_src(self, dim, index, src);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_src(self, dim, index, src);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
-static const tg_ag_op tg__ag_scatter_src_ = { "scatter_", "scatter_.src", &ScatterBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.src", &ScatterBackward0_entry, true };
     tg__frame_ScatterBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_src_, &tg_x) == 0) {
-        tg_r = tg_scatter_src_(self, dim, index, src);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_src_(self, dim, index, src);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3562,8 +2628,7 @@ tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_ten
 tg_tensor *tg__autograd_kernel_scatter_value_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, out };
-    if (tg_autograd_check_out("scatter", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("scatter", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_scatter_value_out(self, dim, index, value, out);
     tg__autograd_below_end(tg_prev);
@@ -3571,32 +2636,24 @@ tg_tensor *tg__autograd_kernel_scatter_value_out(tg_tensor *self, int64_t dim, t
 }
 
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
-static const tg_ag_op tg__ag_scatter_value = { "scatter", "scatter.value", &ScatterBackward1_entry, false };
-
 tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
+    static const tg_ag_op tg_op = { "scatter", "scatter.value", &ScatterBackward1_entry, false };
     tg__frame_ScatterBackward1 tg_x = { .self = self, .dim = dim, .index = index, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_value, &tg_x) == 0) {
-        tg_r = tg_scatter_value(self, dim, index, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value(self, dim, index, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
-static const tg_ag_op tg__ag_scatter_value_ = { "scatter_", "scatter_.value", &ScatterBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.value", &ScatterBackward1_entry, true };
     tg__frame_ScatterBackward1 tg_x = { .self = self, .dim = dim, .index = index, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_value_, &tg_x) == 0) {
-        tg_r = tg_scatter_value_(self, dim, index, value);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value_(self, dim, index, value);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3604,15 +2661,14 @@ tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_t
 tg_tensor *tg__autograd_kernel_scatter_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, src, out };
-    if (tg_autograd_check_out("scatter", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("scatter", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_scatter_reduce_out(self, dim, index, src, reduce, out);
     tg__autograd_below_end(tg_prev);
     return tg_r;
 }
 
-/* The frame of scatter.reduce (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of scatter.reduce (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_scatter_reduce {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3627,34 +2683,24 @@ static const tg_ag_input tg__ni_scatter_reduce_inputs[] = {
     { offsetof(tg__frame_tg__ni_scatter_reduce, index), offsetof(tg__frame_tg__ni_scatter_reduce, index_t), 2, false },
     { offsetof(tg__frame_tg__ni_scatter_reduce, src), offsetof(tg__frame_tg__ni_scatter_reduce, src_t), 3, false },
 };
-static const tg_ag_output tg__ni_scatter_reduce_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_scatter_reduce_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_scatter_reduce_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_scatter_reduce_inputs, .ninputs = 3,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_scatter_reduce_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
-static const tg_ag_op tg__ag_scatter_reduce = { "scatter", "scatter.reduce", &tg__ni_scatter_reduce_entry, false };
-
 tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
 {
+    static const tg_ag_op tg_op = { "scatter", "scatter.reduce", &tg__ni_scatter_reduce_entry, false };
     tg__frame_tg__ni_scatter_reduce tg_x = { .self = self, .index = index, .src = src };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_reduce, &tg_x) == 0) {
-        tg_r = tg_scatter_reduce(self, dim, index, src, reduce);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce(self, dim, index, src, reduce);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of scatter_.reduce (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of scatter_.reduce (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_scatter_reduce_ {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3669,30 +2715,20 @@ static const tg_ag_input tg__ni_scatter_reduce__inputs[] = {
     { offsetof(tg__frame_tg__ni_scatter_reduce_, index), offsetof(tg__frame_tg__ni_scatter_reduce_, index_t), 2, false },
     { offsetof(tg__frame_tg__ni_scatter_reduce_, src), offsetof(tg__frame_tg__ni_scatter_reduce_, src_t), 3, false },
 };
-static const tg_ag_output tg__ni_scatter_reduce__outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_scatter_reduce__outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_scatter_reduce__entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_scatter_reduce__inputs, .ninputs = 3,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_scatter_reduce__outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
-static const tg_ag_op tg__ag_scatter_reduce_ = { "scatter_", "scatter_.reduce", &tg__ni_scatter_reduce__entry, true };
-
 tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
 {
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.reduce", &tg__ni_scatter_reduce__entry, true };
     tg__frame_tg__ni_scatter_reduce_ tg_x = { .self = self, .index = index, .src = src };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_reduce_, &tg_x) == 0) {
-        tg_r = tg_scatter_reduce_(self, dim, index, src, reduce);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce_(self, dim, index, src, reduce);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3700,15 +2736,14 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_
 tg_tensor *tg__autograd_kernel_scatter_value_reduce_out(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, out };
-    if (tg_autograd_check_out("scatter", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("scatter", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_scatter_value_reduce_out(self, dim, index, value, reduce, out);
     tg__autograd_below_end(tg_prev);
     return tg_r;
 }
 
-/* The frame of scatter.value_reduce (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of scatter.value_reduce (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_scatter_value_reduce {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3720,34 +2755,24 @@ static const tg_ag_input tg__ni_scatter_value_reduce_inputs[] = {
     { offsetof(tg__frame_tg__ni_scatter_value_reduce, self), offsetof(tg__frame_tg__ni_scatter_value_reduce, self_t), 0, false },
     { offsetof(tg__frame_tg__ni_scatter_value_reduce, index), offsetof(tg__frame_tg__ni_scatter_value_reduce, index_t), 2, false },
 };
-static const tg_ag_output tg__ni_scatter_value_reduce_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_scatter_value_reduce_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_scatter_value_reduce_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_scatter_value_reduce_inputs, .ninputs = 2,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_scatter_value_reduce_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
-static const tg_ag_op tg__ag_scatter_value_reduce = { "scatter", "scatter.value_reduce", &tg__ni_scatter_value_reduce_entry, false };
-
 tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
 {
+    static const tg_ag_op tg_op = { "scatter", "scatter.value_reduce", &tg__ni_scatter_value_reduce_entry, false };
     tg__frame_tg__ni_scatter_value_reduce tg_x = { .self = self, .index = index };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_value_reduce, &tg_x) == 0) {
-        tg_r = tg_scatter_value_reduce(self, dim, index, value, reduce);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value_reduce(self, dim, index, value, reduce);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of scatter_.value_reduce (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of scatter_.value_reduce (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_scatter_value_reduce_ {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3759,30 +2784,20 @@ static const tg_ag_input tg__ni_scatter_value_reduce__inputs[] = {
     { offsetof(tg__frame_tg__ni_scatter_value_reduce_, self), offsetof(tg__frame_tg__ni_scatter_value_reduce_, self_t), 0, false },
     { offsetof(tg__frame_tg__ni_scatter_value_reduce_, index), offsetof(tg__frame_tg__ni_scatter_value_reduce_, index_t), 2, false },
 };
-static const tg_ag_output tg__ni_scatter_value_reduce__outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_scatter_value_reduce__outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_scatter_value_reduce__entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_scatter_value_reduce__inputs, .ninputs = 2,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_scatter_value_reduce__outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
-static const tg_ag_op tg__ag_scatter_value_reduce_ = { "scatter_", "scatter_.value_reduce", &tg__ni_scatter_value_reduce__entry, true };
-
 tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
 {
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.value_reduce", &tg__ni_scatter_value_reduce__entry, true };
     tg__frame_tg__ni_scatter_value_reduce_ tg_x = { .self = self, .index = index };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_value_reduce_, &tg_x) == 0) {
-        tg_r = tg_scatter_value_reduce_(self, dim, index, value, reduce);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value_reduce_(self, dim, index, value, reduce);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3790,8 +2805,7 @@ tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t di
 tg_tensor *tg__autograd_kernel_scatter_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, src, out };
-    if (tg_autograd_check_out("scatter_add", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("scatter_add", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_scatter_add_out(self, dim, index, src, out);
     tg__autograd_below_end(tg_prev);
@@ -3799,32 +2813,24 @@ tg_tensor *tg__autograd_kernel_scatter_add_out(tg_tensor *self, int64_t dim, tg_
 }
 
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
-static const tg_ag_op tg__ag_scatter_add = { "scatter_add", "scatter_add", &ScatterAddBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
+    static const tg_ag_op tg_op = { "scatter_add", "scatter_add", &ScatterAddBackward0_entry, false };
     tg__frame_ScatterAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_add, &tg_x) == 0) {
-        tg_r = tg_scatter_add(self, dim, index, src);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_add(self, dim, index, src);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
-static const tg_ag_op tg__ag_scatter_add_ = { "scatter_add_", "scatter_add_", &ScatterAddBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
+    static const tg_ag_op tg_op = { "scatter_add_", "scatter_add_", &ScatterAddBackward0_entry, true };
     tg__frame_ScatterAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_scatter_add_, &tg_x) == 0) {
-        tg_r = tg_scatter_add_(self, dim, index, src);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_add_(self, dim, index, src);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3832,8 +2838,7 @@ tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_ten
 tg_values_indices tg__autograd_kernel_sort_stable_out(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending, tg_tensor *values, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { self, values, indices };
-    if (tg_autograd_check_out("sort", tg_in, 3))
-        return (tg_values_indices){ 0 };
+    if (tg_autograd_check_out("sort", tg_in, 3)) return (tg_values_indices){ 0 };
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_values_indices tg_r = tg_sort_stable_out_fn(self, stable, values, indices, (tg_sort_stable_out_opts){ .dim = dim, .descending = descending });
     tg__autograd_below_end(tg_prev);
@@ -3841,17 +2846,13 @@ tg_values_indices tg__autograd_kernel_sort_stable_out(tg_tensor *self, tg_opt_bo
 }
 
 /* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
-static const tg_ag_op tg__ag_sort_stable = { "sort", "sort.stable", &SortBackward0_entry, false };
-
 tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
 {
+    static const tg_ag_op tg_op = { "sort", "sort.stable", &SortBackward0_entry, false };
     tg__frame_SortBackward0 tg_x = { .self = self, .stable = stable, .dim = dim, .descending = descending };
-    tg_values_indices tg_r = (tg_values_indices){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sort_stable, &tg_x) == 0) {
-        tg_r = tg_sort_stable_fn(self, stable, (tg_sort_stable_opts){ .dim = dim, .descending = descending });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_sort_stable_fn(self, stable, (tg_sort_stable_opts){ .dim = dim, .descending = descending });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3859,8 +2860,7 @@ tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool s
 tg_tensor *tg__autograd_kernel_mul_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("mul", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("mul", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_mul_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);

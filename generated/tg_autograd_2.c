@@ -87,9 +87,8 @@ typedef struct tg__node_OnesLikeBackward0 {
     tg_node base;
 } tg__node_OnesLikeBackward0;
 
-static const tg_ag_node_type OnesLikeBackward0_type = { { "OnesLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of OnesLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of OnesLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_OnesLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -101,19 +100,14 @@ typedef struct tg__frame_OnesLikeBackward0 {
     tg_tensor *result;
 } tg__frame_OnesLikeBackward0;
 
-static const tg_ag_input OnesLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_OnesLikeBackward0, self), offsetof(tg__frame_OnesLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output OnesLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_OnesLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input OnesLikeBackward0_inputs[] = { { offsetof(tg__frame_OnesLikeBackward0, self), offsetof(tg__frame_OnesLikeBackward0, self_t), 0, false } };
+static const tg_ag_output OnesLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_OnesLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type OnesLikeBackward0_type = { { "OnesLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry OnesLikeBackward0_entry = {
-    .vt = &OnesLikeBackward0_type.vt, .node_size = sizeof(tg__node_OnesLikeBackward0), .why = NULL,
+    .vt = &OnesLikeBackward0_type.vt, .node_size = sizeof(tg__node_OnesLikeBackward0),
     .inputs = OnesLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = OnesLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* FullLikeBackward0: full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -121,9 +115,8 @@ typedef struct tg__node_FullLikeBackward0 {
     tg_node base;
 } tg__node_FullLikeBackward0;
 
-static const tg_ag_node_type FullLikeBackward0_type = { { "FullLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of FullLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of FullLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_FullLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -136,19 +129,14 @@ typedef struct tg__frame_FullLikeBackward0 {
     tg_tensor *result;
 } tg__frame_FullLikeBackward0;
 
-static const tg_ag_input FullLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_FullLikeBackward0, self), offsetof(tg__frame_FullLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output FullLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_FullLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input FullLikeBackward0_inputs[] = { { offsetof(tg__frame_FullLikeBackward0, self), offsetof(tg__frame_FullLikeBackward0, self_t), 0, false } };
+static const tg_ag_output FullLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_FullLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type FullLikeBackward0_type = { { "FullLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry FullLikeBackward0_entry = {
-    .vt = &FullLikeBackward0_type.vt, .node_size = sizeof(tg__node_FullLikeBackward0), .why = NULL,
+    .vt = &FullLikeBackward0_type.vt, .node_size = sizeof(tg__node_FullLikeBackward0),
     .inputs = FullLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = FullLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* NormalBackward0: normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
@@ -159,24 +147,18 @@ typedef struct tg__node_NormalBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *NormalBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_NormalBackward0 *n = (tg__node_NormalBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula NormalBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NormalBackward0_self },
-};
-static const tg_ag_node_type NormalBackward0_type = { { "NormalBackward0", tg__autograd_apply, NULL }, NormalBackward0_formulas, 1 };
+static const tg_ag_formula NormalBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NormalBackward0_self } };
 
-/* The frame of NormalBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NormalBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NormalBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -190,35 +172,24 @@ typedef struct tg__frame_NormalBackward0 {
 static tg_tensor *NormalBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NormalBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input NormalBackward0_inputs[] = {
-    { offsetof(tg__frame_NormalBackward0, self), offsetof(tg__frame_NormalBackward0, self_t), 0, false },
-};
-static const uint8_t NormalBackward0_edges[] = {
-    0,
-};
-static const tg_fw_term NormalBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NormalBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output NormalBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_NormalBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input NormalBackward0_inputs[] = { { offsetof(tg__frame_NormalBackward0, self), offsetof(tg__frame_NormalBackward0, self_t), 0, false } };
+static const uint8_t NormalBackward0_edges[] = { 0 };
+static const tg_fw_term NormalBackward0_terms[] = { { 0, false, UINT64_C(0x1), NormalBackward0_jvp0_0, NULL } };
+static const tg_ag_output NormalBackward0_outputs[] = { { 0, offsetof(tg__frame_NormalBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type NormalBackward0_type = { { "NormalBackward0", tg__autograd_apply, NULL }, NormalBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry NormalBackward0_entry = {
-    .vt = &NormalBackward0_type.vt, .node_size = sizeof(tg__node_NormalBackward0), .why = NULL,
+    .vt = &NormalBackward0_type.vt, .node_size = sizeof(tg__node_NormalBackward0),
     .inputs = NormalBackward0_inputs, .ninputs = 1,
     .edges = NormalBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = NormalBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NormalBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = NormalBackward0_terms, .nterms = 1,
 };
 
 /* RandomBackward0: random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
@@ -229,24 +200,18 @@ typedef struct tg__node_RandomBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *RandomBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_RandomBackward0 *n = (tg__node_RandomBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula RandomBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RandomBackward0_self },
-};
-static const tg_ag_node_type RandomBackward0_type = { { "RandomBackward0", tg__autograd_apply, NULL }, RandomBackward0_formulas, 1 };
+static const tg_ag_formula RandomBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RandomBackward0_self } };
 
-/* The frame of RandomBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RandomBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RandomBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -260,35 +225,24 @@ typedef struct tg__frame_RandomBackward0 {
 static tg_tensor *RandomBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_RandomBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input RandomBackward0_inputs[] = {
-    { offsetof(tg__frame_RandomBackward0, self), offsetof(tg__frame_RandomBackward0, self_t), 0, false },
-};
-static const uint8_t RandomBackward0_edges[] = {
-    0,
-};
-static const tg_fw_term RandomBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), RandomBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output RandomBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RandomBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input RandomBackward0_inputs[] = { { offsetof(tg__frame_RandomBackward0, self), offsetof(tg__frame_RandomBackward0, self_t), 0, false } };
+static const uint8_t RandomBackward0_edges[] = { 0 };
+static const tg_fw_term RandomBackward0_terms[] = { { 0, false, UINT64_C(0x1), RandomBackward0_jvp0_0, NULL } };
+static const tg_ag_output RandomBackward0_outputs[] = { { 0, offsetof(tg__frame_RandomBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type RandomBackward0_type = { { "RandomBackward0", tg__autograd_apply, NULL }, RandomBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry RandomBackward0_entry = {
-    .vt = &RandomBackward0_type.vt, .node_size = sizeof(tg__node_RandomBackward0), .why = NULL,
+    .vt = &RandomBackward0_type.vt, .node_size = sizeof(tg__node_RandomBackward0),
     .inputs = RandomBackward0_inputs, .ninputs = 1,
     .edges = RandomBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = RandomBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = RandomBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = RandomBackward0_terms, .nterms = 1,
 };
 
 /* LeBackward0: le.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -299,13 +253,10 @@ typedef struct tg__node_LeBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *LeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_LeBackward0 *n = (tg__node_LeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -314,13 +265,10 @@ done:
 /* other: zeros_like(grad) */
 static tg_tensor *LeBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_LeBackward0 *n = (tg__node_LeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -330,9 +278,8 @@ static const tg_ag_formula LeBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LeBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = LeBackward0_other },
 };
-static const tg_ag_node_type LeBackward0_type = { { "LeBackward0", tg__autograd_apply, NULL }, LeBackward0_formulas, 2 };
 
-/* The frame of LeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -345,12 +292,9 @@ typedef struct tg__frame_LeBackward0 {
 static tg_tensor *LeBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LeBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -359,23 +303,16 @@ static const tg_ag_input LeBackward0_inputs[] = {
     { offsetof(tg__frame_LeBackward0, self), offsetof(tg__frame_LeBackward0, self_t), 0, false },
     { offsetof(tg__frame_LeBackward0, other), offsetof(tg__frame_LeBackward0, other_t), 1, false },
 };
-static const uint8_t LeBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term LeBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LeBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output LeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t LeBackward0_edges[] = { 0, 1 };
+static const tg_fw_term LeBackward0_terms[] = { { 0, false, UINT64_C(0x1), LeBackward0_jvp0_0, NULL } };
+static const tg_ag_output LeBackward0_outputs[] = { { 0, offsetof(tg__frame_LeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LeBackward0_type = { { "LeBackward0", tg__autograd_apply, NULL }, LeBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry LeBackward0_entry = {
-    .vt = &LeBackward0_type.vt, .node_size = sizeof(tg__node_LeBackward0), .why = NULL,
+    .vt = &LeBackward0_type.vt, .node_size = sizeof(tg__node_LeBackward0),
     .inputs = LeBackward0_inputs, .ninputs = 2,
     .edges = LeBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = LeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LeBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LeBackward0_terms, .nterms = 1,
 };
 
 /* AmaxBackward0: amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
@@ -391,14 +328,8 @@ typedef struct tg__node_AmaxBackward0 {
 static tg_tensor *AmaxBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AmaxBackward0 *n = (tg__node_AmaxBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     tg_tensor *t3 = NULL;
-    (void)n;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_restore_reduced_dims(grads[0], n->dim, n->keepdim))) goto done;
@@ -408,31 +339,16 @@ static tg_tensor *AmaxBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t3 = tg_scale_grad_by_count(t0, t2, n->dim))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(s_self);
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_self); tg_release(s_result); tg_release(t0); tg_release(t1); tg_release(t2);
     tg_release(t3);
     return tg_r;
 }
 
-static const tg_ag_formula AmaxBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AmaxBackward0_self },
-};
-static void AmaxBackward0_release_saved(tg_node *node)
-{
-    tg__node_AmaxBackward0 *n = (tg__node_AmaxBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula AmaxBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AmaxBackward0_self } };
 
-static const tg_ag_node_type AmaxBackward0_type = { { "AmaxBackward0", tg__autograd_apply, AmaxBackward0_release_saved }, AmaxBackward0_formulas, 1 };
-
-/* The frame of AmaxBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AmaxBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AmaxBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -445,16 +361,8 @@ typedef struct tg__frame_AmaxBackward0 {
 static tg_tensor *AmaxBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AmaxBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL;
     if (!(t0 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
     if (!(t1 = tg_eq(n->self, t0))) goto done;
     TG__GEN_DROP(t0);
@@ -470,44 +378,30 @@ static tg_tensor *AmaxBackward0_jvp0_0(void *tg_frame)
     if (!(t7 = tg_div(t3, t6))) goto done;
     TG__GEN_DROP(t3);
     TG__GEN_DROP(t6);
-    tg_r = t7;
-    t7 = NULL;
+    tg_r = tg__gen_take(&t7);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7);
     return tg_r;
 }
-static const tg_ag_input AmaxBackward0_inputs[] = {
-    { offsetof(tg__frame_AmaxBackward0, self), offsetof(tg__frame_AmaxBackward0, self_t), 0, false },
-};
-static const uint8_t AmaxBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input AmaxBackward0_inputs[] = { { offsetof(tg__frame_AmaxBackward0, self), offsetof(tg__frame_AmaxBackward0, self_t), 0, false } };
+static const uint8_t AmaxBackward0_edges[] = { 0 };
 static const tg_ag_save AmaxBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AmaxBackward0, self), offsetof(tg__node_AmaxBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_AmaxBackward0, dim), offsetof(tg__node_AmaxBackward0, dim), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AmaxBackward0, keepdim), offsetof(tg__node_AmaxBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_AmaxBackward0, result), 0, NULL },
 };
-static const tg_fw_term AmaxBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AmaxBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AmaxBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AmaxBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term AmaxBackward0_terms[] = { { 0, false, UINT64_C(0x1), AmaxBackward0_jvp0_0, NULL } };
+static const tg_ag_output AmaxBackward0_outputs[] = { { 0, offsetof(tg__frame_AmaxBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AmaxBackward0_type = { { "AmaxBackward0", tg__autograd_apply, tg__autograd_release_saved }, AmaxBackward0_formulas, 1, AmaxBackward0_saves, 4 };
 static const tg_ag_entry AmaxBackward0_entry = {
-    .vt = &AmaxBackward0_type.vt, .node_size = sizeof(tg__node_AmaxBackward0), .why = NULL,
+    .vt = &AmaxBackward0_type.vt, .node_size = sizeof(tg__node_AmaxBackward0),
     .inputs = AmaxBackward0_inputs, .ninputs = 1,
     .edges = AmaxBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = AmaxBackward0_saves, .nsaves = 4,
     .outputs = AmaxBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AmaxBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AmaxBackward0_terms, .nterms = 1,
 };
 
 /* StdBackward0: std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
@@ -524,15 +418,8 @@ typedef struct tg__node_StdBackward0 {
 static tg_tensor *StdBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_StdBackward0 *n = (tg__node_StdBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    tg_tensor *t3 = NULL, *t4 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_result, (double)(INT64_C(0))))) goto done;
@@ -544,32 +431,16 @@ static tg_tensor *StdBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_var_backward(t3, s_self, n->dim, n->correction, n->keepdim))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_self);
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_self); tg_release(s_result); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
-static const tg_ag_formula StdBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = StdBackward0_self },
-};
-static void StdBackward0_release_saved(tg_node *node)
-{
-    tg__node_StdBackward0 *n = (tg__node_StdBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula StdBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = StdBackward0_self } };
 
-static const tg_ag_node_type StdBackward0_type = { { "StdBackward0", tg__autograd_apply, StdBackward0_release_saved }, StdBackward0_formulas, 1 };
-
-/* The frame of StdBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of StdBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_StdBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -583,14 +454,7 @@ typedef struct tg__frame_StdBackward0 {
 static tg_tensor *StdBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_StdBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     if (!(t0 = tg_var_backward(n->self_t, n->self, n->dim, n->correction, true))) goto done;
     if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
@@ -602,23 +466,13 @@ static tg_tensor *StdBackward0_jvp0_0(void *tg_frame)
     if (!(t5 = tg_masked_fill_scalar(t3, t4, (double)(INT64_C(0))))) goto done;
     TG__GEN_DROP(t3);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     return tg_r;
 }
-static const tg_ag_input StdBackward0_inputs[] = {
-    { offsetof(tg__frame_StdBackward0, self), offsetof(tg__frame_StdBackward0, self_t), 0, false },
-};
-static const uint8_t StdBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input StdBackward0_inputs[] = { { offsetof(tg__frame_StdBackward0, self), offsetof(tg__frame_StdBackward0, self_t), 0, false } };
+static const uint8_t StdBackward0_edges[] = { 0 };
 static const tg_ag_save StdBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_StdBackward0, self), offsetof(tg__node_StdBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_StdBackward0, dim), offsetof(tg__node_StdBackward0, dim), 0, NULL },
@@ -626,19 +480,16 @@ static const tg_ag_save StdBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_StdBackward0, keepdim), offsetof(tg__node_StdBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_StdBackward0, result), 0, NULL },
 };
-static const tg_fw_term StdBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), StdBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output StdBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_StdBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term StdBackward0_terms[] = { { 0, false, UINT64_C(0x1), StdBackward0_jvp0_0, NULL } };
+static const tg_ag_output StdBackward0_outputs[] = { { 0, offsetof(tg__frame_StdBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type StdBackward0_type = { { "StdBackward0", tg__autograd_apply, tg__autograd_release_saved }, StdBackward0_formulas, 1, StdBackward0_saves, 5 };
 static const tg_ag_entry StdBackward0_entry = {
-    .vt = &StdBackward0_type.vt, .node_size = sizeof(tg__node_StdBackward0), .why = NULL,
+    .vt = &StdBackward0_type.vt, .node_size = sizeof(tg__node_StdBackward0),
     .inputs = StdBackward0_inputs, .ninputs = 1,
     .edges = StdBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = StdBackward0_saves, .nsaves = 5,
     .outputs = StdBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = StdBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = StdBackward0_terms, .nterms = 1,
 };
 
 /* AddmmBackward0: addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
@@ -654,22 +505,16 @@ typedef struct tg__node_AddmmBackward0 {
 static tg_tensor *AddmmBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (n->beta == INT64_C(1)) {
         t0 = tg_retain(grads[0]);
     } else {
         if (!(t1 = tg_mul_scalar(grads[0], n->beta))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -677,41 +522,26 @@ done:
 static tg_tensor *AddmmBackward0_mat1(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mat2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mat2 = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    tg_tensor *t4 = NULL, *t5 = NULL;
     if (!(s_mat2 = tg_autograd_unpack(&n->mat2, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_t(s_mat2))) goto done;
         if (!(t2 = tg_mm(grads[0], t1))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     } else {
         if (!(t3 = tg_t(s_mat2))) goto done;
         if (!(t4 = tg_mm(grads[0], t3))) goto done;
         TG__GEN_DROP(t3);
         if (!(t5 = tg_mul_scalar(t4, n->alpha))) goto done;
         TG__GEN_DROP(t4);
-        t0 = t5;
-        t5 = NULL;
+        t0 = tg__gen_take(&t5);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_mat2);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_mat2); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -719,41 +549,26 @@ done:
 static tg_tensor *AddmmBackward0_mat2(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mat1 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mat1 = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    tg_tensor *t4 = NULL, *t5 = NULL;
     if (!(s_mat1 = tg_autograd_unpack(&n->mat1, &n->base))) goto done;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_t(s_mat1))) goto done;
         if (!(t2 = tg_mm(t1, grads[0]))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     } else {
         if (!(t3 = tg_t(s_mat1))) goto done;
         if (!(t4 = tg_mm(t3, grads[0]))) goto done;
         TG__GEN_DROP(t3);
         if (!(t5 = tg_mul_scalar(t4, n->alpha))) goto done;
         TG__GEN_DROP(t4);
-        t0 = t5;
-        t5 = NULL;
+        t0 = tg__gen_take(&t5);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_mat1);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_mat1); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -762,16 +577,8 @@ static const tg_ag_formula AddmmBackward0_formulas[] = {
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = AddmmBackward0_mat1 },
     { TG_AGF_ONE, 2, UINT64_C(0x4), -1, NULL, .fn.one = AddmmBackward0_mat2 },
 };
-static void AddmmBackward0_release_saved(tg_node *node)
-{
-    tg__node_AddmmBackward0 *n = (tg__node_AddmmBackward0 *)node;
-    tg_autograd_saved_release(&n->mat1);
-    tg_autograd_saved_release(&n->mat2);
-}
 
-static const tg_ag_node_type AddmmBackward0_type = { { "AddmmBackward0", tg__autograd_apply, AddmmBackward0_release_saved }, AddmmBackward0_formulas, 3 };
-
-/* The frame of AddmmBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AddmmBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AddmmBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -788,82 +595,54 @@ typedef struct tg__frame_AddmmBackward0 {
 static tg_tensor *AddmmBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AddmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (n->beta == INT64_C(1)) {
         t0 = tg_retain(n->self_t);
     } else {
         if (!(t1 = tg_mul_scalar(n->self_t, n->beta))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 /* result: (beta == 1 ? self_t : self_t * beta) + (alpha == 1 ? mat1_t.mm(mat2_p) : mat1_t.mm(mat2_p) * alpha) + (alpha == 1 ? mat1_p.mm(mat2_t) : mat1_p.mm(mat2_t) * alpha) (term 1) */
 static tg_tensor *AddmmBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_AddmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_mm(n->mat1_t, n->mat2))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_mm(n->mat1_t, n->mat2))) goto done;
         if (!(t3 = tg_mul_scalar(t2, n->alpha))) goto done;
         TG__GEN_DROP(t2);
-        t0 = t3;
-        t3 = NULL;
+        t0 = tg__gen_take(&t3);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 /* result: (beta == 1 ? self_t : self_t * beta) + (alpha == 1 ? mat1_t.mm(mat2_p) : mat1_t.mm(mat2_p) * alpha) + (alpha == 1 ? mat1_p.mm(mat2_t) : mat1_p.mm(mat2_t) * alpha) (term 2) */
 static tg_tensor *AddmmBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_AddmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_mm(n->mat1, n->mat2_t))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_mm(n->mat1, n->mat2_t))) goto done;
         if (!(t3 = tg_mul_scalar(t2, n->alpha))) goto done;
         TG__GEN_DROP(t2);
-        t0 = t3;
-        t3 = NULL;
+        t0 = tg__gen_take(&t3);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 static const tg_ag_input AddmmBackward0_inputs[] = {
@@ -871,11 +650,7 @@ static const tg_ag_input AddmmBackward0_inputs[] = {
     { offsetof(tg__frame_AddmmBackward0, mat1), offsetof(tg__frame_AddmmBackward0, mat1_t), 1, false },
     { offsetof(tg__frame_AddmmBackward0, mat2), offsetof(tg__frame_AddmmBackward0, mat2_t), 2, false },
 };
-static const uint8_t AddmmBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t AddmmBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save AddmmBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AddmmBackward0, mat1), offsetof(tg__node_AddmmBackward0, mat1), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AddmmBackward0, mat2), offsetof(tg__node_AddmmBackward0, mat2), 0, NULL },
@@ -887,16 +662,15 @@ static const tg_fw_term AddmmBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), AddmmBackward0_jvp0_1, NULL },
     { 0, false, UINT64_C(0x4), AddmmBackward0_jvp0_2, NULL },
 };
-static const tg_ag_output AddmmBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AddmmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output AddmmBackward0_outputs[] = { { 0, offsetof(tg__frame_AddmmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AddmmBackward0_type = { { "AddmmBackward0", tg__autograd_apply, tg__autograd_release_saved }, AddmmBackward0_formulas, 3, AddmmBackward0_saves, 4 };
 static const tg_ag_entry AddmmBackward0_entry = {
-    .vt = &AddmmBackward0_type.vt, .node_size = sizeof(tg__node_AddmmBackward0), .why = NULL,
+    .vt = &AddmmBackward0_type.vt, .node_size = sizeof(tg__node_AddmmBackward0),
     .inputs = AddmmBackward0_inputs, .ninputs = 3,
     .edges = AddmmBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = AddmmBackward0_saves, .nsaves = 4,
     .outputs = AddmmBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AddmmBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = AddmmBackward0_terms, .nterms = 3,
 };
 
 /* UnsqueezeBackward0: unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
@@ -909,23 +683,17 @@ typedef struct tg__node_UnsqueezeBackward0 {
 static tg_tensor *UnsqueezeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_UnsqueezeBackward0 *n = (tg__node_UnsqueezeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_squeeze_dim(grads[0], n->dim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UnsqueezeBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UnsqueezeBackward0_self },
-};
-static const tg_ag_node_type UnsqueezeBackward0_type = { { "UnsqueezeBackward0", tg__autograd_apply, NULL }, UnsqueezeBackward0_formulas, 1 };
+static const tg_ag_formula UnsqueezeBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UnsqueezeBackward0_self } };
 
-/* The frame of UnsqueezeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UnsqueezeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UnsqueezeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -937,38 +705,26 @@ typedef struct tg__frame_UnsqueezeBackward0 {
 static tg_tensor *UnsqueezeBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UnsqueezeBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_unsqueeze(n->self_t, n->dim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input UnsqueezeBackward0_inputs[] = {
-    { offsetof(tg__frame_UnsqueezeBackward0, self), offsetof(tg__frame_UnsqueezeBackward0, self_t), 0, false },
-};
-static const uint8_t UnsqueezeBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save UnsqueezeBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UnsqueezeBackward0, dim), offsetof(tg__node_UnsqueezeBackward0, dim), sizeof(int64_t), NULL },
-};
-static const tg_fw_term UnsqueezeBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), UnsqueezeBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output UnsqueezeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UnsqueezeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input UnsqueezeBackward0_inputs[] = { { offsetof(tg__frame_UnsqueezeBackward0, self), offsetof(tg__frame_UnsqueezeBackward0, self_t), 0, false } };
+static const uint8_t UnsqueezeBackward0_edges[] = { 0 };
+static const tg_ag_save UnsqueezeBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UnsqueezeBackward0, dim), offsetof(tg__node_UnsqueezeBackward0, dim), sizeof(int64_t), NULL } };
+static const tg_fw_term UnsqueezeBackward0_terms[] = { { 0, false, UINT64_C(0x1), UnsqueezeBackward0_jvp0_0, NULL } };
+static const tg_ag_output UnsqueezeBackward0_outputs[] = { { 0, offsetof(tg__frame_UnsqueezeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type UnsqueezeBackward0_type = { { "UnsqueezeBackward0", tg__autograd_apply, NULL }, UnsqueezeBackward0_formulas, 1, UnsqueezeBackward0_saves, 1 };
 static const tg_ag_entry UnsqueezeBackward0_entry = {
-    .vt = &UnsqueezeBackward0_type.vt, .node_size = sizeof(tg__node_UnsqueezeBackward0), .why = NULL,
+    .vt = &UnsqueezeBackward0_type.vt, .node_size = sizeof(tg__node_UnsqueezeBackward0),
     .inputs = UnsqueezeBackward0_inputs, .ninputs = 1,
     .edges = UnsqueezeBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = UnsqueezeBackward0_saves, .nsaves = 1,
     .outputs = UnsqueezeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = UnsqueezeBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UnsqueezeBackward0_terms, .nterms = 1,
 };
 
 /* CloneBackward0: clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
@@ -979,19 +735,15 @@ typedef struct tg__node_CloneBackward0 {
 /* self: grad */
 static tg_tensor *CloneBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_CloneBackward0 *n = (tg__node_CloneBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
 
-static const tg_ag_formula CloneBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CloneBackward0_self },
-};
-static const tg_ag_node_type CloneBackward0_type = { { "CloneBackward0", tg__autograd_apply, NULL }, CloneBackward0_formulas, 1 };
+static const tg_ag_formula CloneBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CloneBackward0_self } };
 
-/* The frame of CloneBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of CloneBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_CloneBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1003,35 +755,24 @@ typedef struct tg__frame_CloneBackward0 {
 static tg_tensor *CloneBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_CloneBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_clone_fn(n->self_t, (tg_clone_opts){ .memory_format = n->memory_format }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input CloneBackward0_inputs[] = {
-    { offsetof(tg__frame_CloneBackward0, self), offsetof(tg__frame_CloneBackward0, self_t), 0, false },
-};
-static const uint8_t CloneBackward0_edges[] = {
-    0,
-};
-static const tg_fw_term CloneBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), CloneBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output CloneBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_CloneBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input CloneBackward0_inputs[] = { { offsetof(tg__frame_CloneBackward0, self), offsetof(tg__frame_CloneBackward0, self_t), 0, false } };
+static const uint8_t CloneBackward0_edges[] = { 0 };
+static const tg_fw_term CloneBackward0_terms[] = { { 0, false, UINT64_C(0x1), CloneBackward0_jvp0_0, NULL } };
+static const tg_ag_output CloneBackward0_outputs[] = { { 0, offsetof(tg__frame_CloneBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type CloneBackward0_type = { { "CloneBackward0", tg__autograd_apply, NULL }, CloneBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry CloneBackward0_entry = {
-    .vt = &CloneBackward0_type.vt, .node_size = sizeof(tg__node_CloneBackward0), .why = NULL,
+    .vt = &CloneBackward0_type.vt, .node_size = sizeof(tg__node_CloneBackward0),
     .inputs = CloneBackward0_inputs, .ninputs = 1,
     .edges = CloneBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = CloneBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = CloneBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = CloneBackward0_terms, .nterms = 1,
 };
 
 /* NativeDropoutBackward0: native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
@@ -1045,11 +786,8 @@ typedef struct tg__node_NativeDropoutBackward0 {
 static tg_tensor *NativeDropoutBackward0_input(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_NativeDropoutBackward0 *n = (tg__node_NativeDropoutBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result1 = NULL;
+    tg_tensor *tg_r = NULL, *s_result1 = NULL, *t1 = NULL;
     double t0 = 0;
-    tg_tensor *t1 = NULL;
-    (void)n;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (n->p == INT64_C(1)) {
         t0 = 0.0;
@@ -1057,26 +795,15 @@ static tg_tensor *NativeDropoutBackward0_input(tg_node *tg_nd, tg_tensor *const 
         t0 = (1.0 / (1.0 - n->p));
     }
     if (!(t1 = tg_native_dropout_backward(grads[0], s_result1, t0))) goto done;
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_result1);
-    tg_release(t1);
+    tg_release(s_result1); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula NativeDropoutBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NativeDropoutBackward0_input },
-};
-static void NativeDropoutBackward0_release_saved(tg_node *node)
-{
-    tg__node_NativeDropoutBackward0 *n = (tg__node_NativeDropoutBackward0 *)node;
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula NativeDropoutBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NativeDropoutBackward0_input } };
 
-static const tg_ag_node_type NativeDropoutBackward0_type = { { "NativeDropoutBackward0", tg__autograd_apply, NativeDropoutBackward0_release_saved }, NativeDropoutBackward0_formulas, 1 };
-
-/* The frame of NativeDropoutBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NativeDropoutBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NativeDropoutBackward0 {
     tg_tensor *input;
     tg_tensor *input_t;
@@ -1090,12 +817,8 @@ typedef struct tg__frame_NativeDropoutBackward0 {
 static tg_tensor *NativeDropoutBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NativeDropoutBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t2 = NULL, *t3 = NULL;
     double t1 = 0;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
     if ((!n->train.has_value) || n->train.value) {
         if (n->p == INT64_C(1)) {
             t1 = 0.0;
@@ -1105,43 +828,34 @@ static tg_tensor *NativeDropoutBackward0_jvp0_0(void *tg_frame)
         if (!(t2 = tg_mul_scalar(n->input_t, t1))) goto done;
         if (!(t3 = tg_mul(t2, n->result1))) goto done;
         TG__GEN_DROP(t2);
-        t0 = t3;
-        t3 = NULL;
+        t0 = tg__gen_take(&t3);
     } else {
         t0 = tg_retain(n->input_t);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t2); tg_release(t3);
     return tg_r;
 }
-static const tg_ag_input NativeDropoutBackward0_inputs[] = {
-    { offsetof(tg__frame_NativeDropoutBackward0, input), offsetof(tg__frame_NativeDropoutBackward0, input_t), 0, false },
-};
-static const uint8_t NativeDropoutBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input NativeDropoutBackward0_inputs[] = { { offsetof(tg__frame_NativeDropoutBackward0, input), offsetof(tg__frame_NativeDropoutBackward0, input_t), 0, false } };
+static const uint8_t NativeDropoutBackward0_edges[] = { 0 };
 static const tg_ag_save NativeDropoutBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_NativeDropoutBackward0, p), offsetof(tg__node_NativeDropoutBackward0, p), sizeof(double), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_NativeDropoutBackward0, result1), 0, NULL },
 };
-static const tg_fw_term NativeDropoutBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NativeDropoutBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term NativeDropoutBackward0_terms[] = { { 0, false, UINT64_C(0x1), NativeDropoutBackward0_jvp0_0, NULL } };
 static const tg_ag_output NativeDropoutBackward0_outputs[] = {
     { offsetof(tg_tensors2, r0), offsetof(tg__frame_NativeDropoutBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_tensors2, r1), offsetof(tg__frame_NativeDropoutBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type NativeDropoutBackward0_type = { { "NativeDropoutBackward0", tg__autograd_apply, tg__autograd_release_saved }, NativeDropoutBackward0_formulas, 1, NativeDropoutBackward0_saves, 2 };
 static const tg_ag_entry NativeDropoutBackward0_entry = {
-    .vt = &NativeDropoutBackward0_type.vt, .node_size = sizeof(tg__node_NativeDropoutBackward0), .why = NULL,
+    .vt = &NativeDropoutBackward0_type.vt, .node_size = sizeof(tg__node_NativeDropoutBackward0),
     .inputs = NativeDropoutBackward0_inputs, .ninputs = 1,
     .edges = NativeDropoutBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = NativeDropoutBackward0_saves, .nsaves = 2,
     .outputs = NativeDropoutBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_tensors2),
-    .terms = NativeDropoutBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = NativeDropoutBackward0_terms, .nterms = 1,
 };
 
 /* ConstantPadNdBackward0: constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
@@ -1154,23 +868,17 @@ typedef struct tg__node_ConstantPadNdBackward0 {
 static tg_tensor *ConstantPadNdBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ConstantPadNdBackward0 *n = (tg__node_ConstantPadNdBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_constant_pad_nd_backward(grads[0], n->pad))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ConstantPadNdBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ConstantPadNdBackward0_self },
-};
-static const tg_ag_node_type ConstantPadNdBackward0_type = { { "ConstantPadNdBackward0", tg__autograd_apply, NULL }, ConstantPadNdBackward0_formulas, 1 };
+static const tg_ag_formula ConstantPadNdBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ConstantPadNdBackward0_self } };
 
-/* The frame of ConstantPadNdBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ConstantPadNdBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ConstantPadNdBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1183,38 +891,26 @@ typedef struct tg__frame_ConstantPadNdBackward0 {
 static tg_tensor *ConstantPadNdBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ConstantPadNdBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_constant_pad_nd_fn(n->self_t, n->pad, (tg_constant_pad_nd_opts){ .value = (double)(INT64_C(0)) }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ConstantPadNdBackward0_inputs[] = {
-    { offsetof(tg__frame_ConstantPadNdBackward0, self), offsetof(tg__frame_ConstantPadNdBackward0, self_t), 0, false },
-};
-static const uint8_t ConstantPadNdBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save ConstantPadNdBackward0_saves[] = {
-    { TG_AG_SAVE_INTS, false, offsetof(tg__frame_ConstantPadNdBackward0, pad), offsetof(tg__node_ConstantPadNdBackward0, pad), 0, NULL },
-};
-static const tg_fw_term ConstantPadNdBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ConstantPadNdBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ConstantPadNdBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ConstantPadNdBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input ConstantPadNdBackward0_inputs[] = { { offsetof(tg__frame_ConstantPadNdBackward0, self), offsetof(tg__frame_ConstantPadNdBackward0, self_t), 0, false } };
+static const uint8_t ConstantPadNdBackward0_edges[] = { 0 };
+static const tg_ag_save ConstantPadNdBackward0_saves[] = { { TG_AG_SAVE_INTS, false, offsetof(tg__frame_ConstantPadNdBackward0, pad), offsetof(tg__node_ConstantPadNdBackward0, pad), 0, NULL } };
+static const tg_fw_term ConstantPadNdBackward0_terms[] = { { 0, false, UINT64_C(0x1), ConstantPadNdBackward0_jvp0_0, NULL } };
+static const tg_ag_output ConstantPadNdBackward0_outputs[] = { { 0, offsetof(tg__frame_ConstantPadNdBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ConstantPadNdBackward0_type = { { "ConstantPadNdBackward0", tg__autograd_apply, NULL }, ConstantPadNdBackward0_formulas, 1, ConstantPadNdBackward0_saves, 1 };
 static const tg_ag_entry ConstantPadNdBackward0_entry = {
-    .vt = &ConstantPadNdBackward0_type.vt, .node_size = sizeof(tg__node_ConstantPadNdBackward0), .why = NULL,
+    .vt = &ConstantPadNdBackward0_type.vt, .node_size = sizeof(tg__node_ConstantPadNdBackward0),
     .inputs = ConstantPadNdBackward0_inputs, .ninputs = 1,
     .edges = ConstantPadNdBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ConstantPadNdBackward0_saves, .nsaves = 1,
     .outputs = ConstantPadNdBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ConstantPadNdBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ConstantPadNdBackward0_terms, .nterms = 1,
 };
 
 /* EmbeddingBackward0: embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
@@ -1231,34 +927,20 @@ typedef struct tg__node_EmbeddingBackward0 {
 static tg_tensor *EmbeddingBackward0_weight(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_EmbeddingBackward0 *n = (tg__node_EmbeddingBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_indices = NULL;
+    tg_tensor *tg_r = NULL, *s_indices = NULL, *t1 = NULL;
     int64_t t0 = 0;
-    tg_tensor *t1 = NULL;
-    (void)n;
     if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
     if (tg__gen_size(tg__saved_sizes_list(&n->weight_sizes), INT64_C(0), &t0)) goto done;
     if (!(t1 = tg_embedding_backward(grads[0], s_indices, t0, n->padding_idx, n->scale_grad_by_freq, n->sparse))) goto done;
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_indices);
-    tg_release(t1);
+    tg_release(s_indices); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula EmbeddingBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EmbeddingBackward0_weight },
-};
-static void EmbeddingBackward0_release_saved(tg_node *node)
-{
-    tg__node_EmbeddingBackward0 *n = (tg__node_EmbeddingBackward0 *)node;
-    tg_autograd_saved_release(&n->indices);
-}
+static const tg_ag_formula EmbeddingBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EmbeddingBackward0_weight } };
 
-static const tg_ag_node_type EmbeddingBackward0_type = { { "EmbeddingBackward0", tg__autograd_apply, EmbeddingBackward0_release_saved }, EmbeddingBackward0_formulas, 1 };
-
-/* The frame of EmbeddingBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EmbeddingBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EmbeddingBackward0 {
     tg_tensor *weight;
     tg_tensor *weight_t;
@@ -1274,12 +956,9 @@ typedef struct tg__frame_EmbeddingBackward0 {
 static tg_tensor *EmbeddingBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_EmbeddingBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_embedding_fn(n->weight_t, n->indices, (tg_embedding_opts){ .padding_idx = n->padding_idx, .scale_grad_by_freq = n->scale_grad_by_freq, .sparse = n->sparse }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1288,9 +967,7 @@ static const tg_ag_input EmbeddingBackward0_inputs[] = {
     { offsetof(tg__frame_EmbeddingBackward0, weight), offsetof(tg__frame_EmbeddingBackward0, weight_t), 0, false },
     { offsetof(tg__frame_EmbeddingBackward0, indices), offsetof(tg__frame_EmbeddingBackward0, indices_t), 1, false },
 };
-static const uint8_t EmbeddingBackward0_edges[] = {
-    0,
-};
+static const uint8_t EmbeddingBackward0_edges[] = { 0 };
 static const tg_ag_save EmbeddingBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_EmbeddingBackward0, weight), offsetof(tg__node_EmbeddingBackward0, weight_sizes), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_EmbeddingBackward0, indices), offsetof(tg__node_EmbeddingBackward0, indices), 0, NULL },
@@ -1298,19 +975,16 @@ static const tg_ag_save EmbeddingBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EmbeddingBackward0, scale_grad_by_freq), offsetof(tg__node_EmbeddingBackward0, scale_grad_by_freq), sizeof(bool), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EmbeddingBackward0, sparse), offsetof(tg__node_EmbeddingBackward0, sparse), sizeof(bool), NULL },
 };
-static const tg_fw_term EmbeddingBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), EmbeddingBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output EmbeddingBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_EmbeddingBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term EmbeddingBackward0_terms[] = { { 0, false, UINT64_C(0x1), EmbeddingBackward0_jvp0_0, NULL } };
+static const tg_ag_output EmbeddingBackward0_outputs[] = { { 0, offsetof(tg__frame_EmbeddingBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type EmbeddingBackward0_type = { { "EmbeddingBackward0", tg__autograd_apply, tg__autograd_release_saved }, EmbeddingBackward0_formulas, 1, EmbeddingBackward0_saves, 5 };
 static const tg_ag_entry EmbeddingBackward0_entry = {
-    .vt = &EmbeddingBackward0_type.vt, .node_size = sizeof(tg__node_EmbeddingBackward0), .why = NULL,
+    .vt = &EmbeddingBackward0_type.vt, .node_size = sizeof(tg__node_EmbeddingBackward0),
     .inputs = EmbeddingBackward0_inputs, .ninputs = 2,
     .edges = EmbeddingBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = EmbeddingBackward0_saves, .nsaves = 5,
     .outputs = EmbeddingBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = EmbeddingBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = EmbeddingBackward0_terms, .nterms = 1,
 };
 
 /* LogSigmoidBackwardBackward0: log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
@@ -1325,20 +999,13 @@ typedef struct tg__node_LogSigmoidBackwardBackward0 {
 static tg_tensor *LogSigmoidBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_buffer = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_buffer = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_buffer = tg_autograd_unpack(&n->buffer, &n->base))) goto done;
     if (!(t0 = tg_log_sigmoid_backward(grads[0], s_self, s_buffer))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_buffer);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_buffer); tg_release(t0);
     return tg_r;
 }
 
@@ -1346,16 +1013,8 @@ done:
 static tg_tensor *LogSigmoidBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
@@ -1369,17 +1028,10 @@ static tg_tensor *LogSigmoidBackwardBackward0_self(tg_node *tg_nd, tg_tensor *co
     if (!(t5 = tg_mul(t3, t4))) goto done;
     TG__GEN_DROP(t3);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_grad_output); tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -1387,17 +1039,8 @@ static const tg_ag_formula LogSigmoidBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogSigmoidBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = LogSigmoidBackwardBackward0_self },
 };
-static void LogSigmoidBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_LogSigmoidBackwardBackward0 *n = (tg__node_LogSigmoidBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->buffer);
-}
 
-static const tg_ag_node_type LogSigmoidBackwardBackward0_type = { { "LogSigmoidBackwardBackward0", tg__autograd_apply, LogSigmoidBackwardBackward0_release_saved }, LogSigmoidBackwardBackward0_formulas, 2 };
-
-/* The frame of LogSigmoidBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LogSigmoidBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LogSigmoidBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1412,12 +1055,9 @@ typedef struct tg__frame_LogSigmoidBackwardBackward0 {
 static tg_tensor *LogSigmoidBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LogSigmoidBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_log_sigmoid_backward(n->grad_output_t, n->self, n->buffer))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1426,14 +1066,7 @@ done:
 static tg_tensor *LogSigmoidBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_LogSigmoidBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     if (!(t0 = tg_mul(n->self_t, n->grad_output))) goto done;
     if (!(t1 = tg_sigmoid(n->self))) goto done;
     if (!(t2 = tg_sub_scalar_fn(t1, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
@@ -1445,15 +1078,9 @@ static tg_tensor *LogSigmoidBackwardBackward0_jvp0_1(void *tg_frame)
     if (!(t5 = tg_mul(t3, t4))) goto done;
     TG__GEN_DROP(t3);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     return tg_r;
 }
 static const tg_ag_input LogSigmoidBackwardBackward0_inputs[] = {
@@ -1461,10 +1088,7 @@ static const tg_ag_input LogSigmoidBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_LogSigmoidBackwardBackward0, self), offsetof(tg__frame_LogSigmoidBackwardBackward0, self_t), 1, false },
     { offsetof(tg__frame_LogSigmoidBackwardBackward0, buffer), offsetof(tg__frame_LogSigmoidBackwardBackward0, buffer_t), 2, false },
 };
-static const uint8_t LogSigmoidBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t LogSigmoidBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save LogSigmoidBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogSigmoidBackwardBackward0, grad_output), offsetof(tg__node_LogSigmoidBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogSigmoidBackwardBackward0, self), offsetof(tg__node_LogSigmoidBackwardBackward0, self), 0, NULL },
@@ -1474,16 +1098,15 @@ static const tg_fw_term LogSigmoidBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), LogSigmoidBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), LogSigmoidBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output LogSigmoidBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LogSigmoidBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output LogSigmoidBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_LogSigmoidBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LogSigmoidBackwardBackward0_type = { { "LogSigmoidBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, LogSigmoidBackwardBackward0_formulas, 2, LogSigmoidBackwardBackward0_saves, 3 };
 static const tg_ag_entry LogSigmoidBackwardBackward0_entry = {
-    .vt = &LogSigmoidBackwardBackward0_type.vt, .node_size = sizeof(tg__node_LogSigmoidBackwardBackward0), .why = NULL,
+    .vt = &LogSigmoidBackwardBackward0_type.vt, .node_size = sizeof(tg__node_LogSigmoidBackwardBackward0),
     .inputs = LogSigmoidBackwardBackward0_inputs, .ninputs = 3,
     .edges = LogSigmoidBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = LogSigmoidBackwardBackward0_saves, .nsaves = 3,
     .outputs = LogSigmoidBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LogSigmoidBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = LogSigmoidBackwardBackward0_terms, .nterms = 2,
 };
 
 /* Expm1Backward0: expm1(Tensor self) -> Tensor */
@@ -1496,36 +1119,20 @@ typedef struct tg__node_Expm1Backward0 {
 static tg_tensor *Expm1Backward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_Expm1Backward0 *n = (tg__node_Expm1Backward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_add_scalar_fn(s_result, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_result); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula Expm1Backward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = Expm1Backward0_self },
-};
-static void Expm1Backward0_release_saved(tg_node *node)
-{
-    tg__node_Expm1Backward0 *n = (tg__node_Expm1Backward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula Expm1Backward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = Expm1Backward0_self } };
 
-static const tg_ag_node_type Expm1Backward0_type = { { "Expm1Backward0", tg__autograd_apply, Expm1Backward0_release_saved }, Expm1Backward0_formulas, 1 };
-
-/* The frame of Expm1Backward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of Expm1Backward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_Expm1Backward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1536,42 +1143,28 @@ typedef struct tg__frame_Expm1Backward0 {
 static tg_tensor *Expm1Backward0_jvp0_0(void *tg_frame)
 {
     tg__frame_Expm1Backward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_add_scalar_fn(n->result, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     if (!(t1 = tg_mul(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input Expm1Backward0_inputs[] = {
-    { offsetof(tg__frame_Expm1Backward0, self), offsetof(tg__frame_Expm1Backward0, self_t), 0, false },
-};
-static const uint8_t Expm1Backward0_edges[] = {
-    0,
-};
-static const tg_ag_save Expm1Backward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_Expm1Backward0, result), 0, NULL },
-};
-static const tg_fw_term Expm1Backward0_terms[] = {
-    { 0, false, UINT64_C(0x1), Expm1Backward0_jvp0_0, NULL },
-};
-static const tg_ag_output Expm1Backward0_outputs[] = {
-    { 0, offsetof(tg__frame_Expm1Backward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input Expm1Backward0_inputs[] = { { offsetof(tg__frame_Expm1Backward0, self), offsetof(tg__frame_Expm1Backward0, self_t), 0, false } };
+static const uint8_t Expm1Backward0_edges[] = { 0 };
+static const tg_ag_save Expm1Backward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_Expm1Backward0, result), 0, NULL } };
+static const tg_fw_term Expm1Backward0_terms[] = { { 0, false, UINT64_C(0x1), Expm1Backward0_jvp0_0, NULL } };
+static const tg_ag_output Expm1Backward0_outputs[] = { { 0, offsetof(tg__frame_Expm1Backward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type Expm1Backward0_type = { { "Expm1Backward0", tg__autograd_apply, tg__autograd_release_saved }, Expm1Backward0_formulas, 1, Expm1Backward0_saves, 1 };
 static const tg_ag_entry Expm1Backward0_entry = {
-    .vt = &Expm1Backward0_type.vt, .node_size = sizeof(tg__node_Expm1Backward0), .why = NULL,
+    .vt = &Expm1Backward0_type.vt, .node_size = sizeof(tg__node_Expm1Backward0),
     .inputs = Expm1Backward0_inputs, .ninputs = 1,
     .edges = Expm1Backward0_edges, .nedges = 1, .list_edge = -1,
     .saves = Expm1Backward0_saves, .nsaves = 1,
     .outputs = Expm1Backward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = Expm1Backward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = Expm1Backward0_terms, .nterms = 1,
 };
 
 /* RepeatBackward0: repeat(Tensor self, SymInt[] repeats) -> Tensor */
@@ -1585,23 +1178,17 @@ typedef struct tg__node_RepeatBackward0 {
 static tg_tensor *RepeatBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_RepeatBackward0 *n = (tg__node_RepeatBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_repeat_backward(grads[0], n->repeats, tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula RepeatBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RepeatBackward0_self },
-};
-static const tg_ag_node_type RepeatBackward0_type = { { "RepeatBackward0", tg__autograd_apply, NULL }, RepeatBackward0_formulas, 1 };
+static const tg_ag_formula RepeatBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RepeatBackward0_self } };
 
-/* The frame of RepeatBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RepeatBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RepeatBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1613,39 +1200,29 @@ typedef struct tg__frame_RepeatBackward0 {
 static tg_tensor *RepeatBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_RepeatBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_repeat(n->self_t, n->repeats))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input RepeatBackward0_inputs[] = {
-    { offsetof(tg__frame_RepeatBackward0, self), offsetof(tg__frame_RepeatBackward0, self_t), 0, false },
-};
-static const uint8_t RepeatBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input RepeatBackward0_inputs[] = { { offsetof(tg__frame_RepeatBackward0, self), offsetof(tg__frame_RepeatBackward0, self_t), 0, false } };
+static const uint8_t RepeatBackward0_edges[] = { 0 };
 static const tg_ag_save RepeatBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_RepeatBackward0, self), offsetof(tg__node_RepeatBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_RepeatBackward0, repeats), offsetof(tg__node_RepeatBackward0, repeats), 0, NULL },
 };
-static const tg_fw_term RepeatBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), RepeatBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output RepeatBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RepeatBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term RepeatBackward0_terms[] = { { 0, false, UINT64_C(0x1), RepeatBackward0_jvp0_0, NULL } };
+static const tg_ag_output RepeatBackward0_outputs[] = { { 0, offsetof(tg__frame_RepeatBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type RepeatBackward0_type = { { "RepeatBackward0", tg__autograd_apply, NULL }, RepeatBackward0_formulas, 1, RepeatBackward0_saves, 2 };
 static const tg_ag_entry RepeatBackward0_entry = {
-    .vt = &RepeatBackward0_type.vt, .node_size = sizeof(tg__node_RepeatBackward0), .why = NULL,
+    .vt = &RepeatBackward0_type.vt, .node_size = sizeof(tg__node_RepeatBackward0),
     .inputs = RepeatBackward0_inputs, .ninputs = 1,
     .edges = RepeatBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = RepeatBackward0_saves, .nsaves = 2,
     .outputs = RepeatBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = RepeatBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = RepeatBackward0_terms, .nterms = 1,
 };
 
 /* GatherBackward0: gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
@@ -1661,36 +1238,19 @@ typedef struct tg__node_GatherBackward0 {
 static tg_tensor *GatherBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_GatherBackward0 *n = (tg__node_GatherBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_index = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(t0 = tg_gather_backward(grads[0], s_self, n->dim, s_index, n->sparse_grad))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_index);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_index); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula GatherBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GatherBackward0_self },
-};
-static void GatherBackward0_release_saved(tg_node *node)
-{
-    tg__node_GatherBackward0 *n = (tg__node_GatherBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->index);
-}
+static const tg_ag_formula GatherBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GatherBackward0_self } };
 
-static const tg_ag_node_type GatherBackward0_type = { { "GatherBackward0", tg__autograd_apply, GatherBackward0_release_saved }, GatherBackward0_formulas, 1 };
-
-/* The frame of GatherBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of GatherBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_GatherBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1705,12 +1265,9 @@ typedef struct tg__frame_GatherBackward0 {
 static tg_tensor *GatherBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_GatherBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->index, (tg_gather_opts){ .sparse_grad = n->sparse_grad }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1719,60 +1276,47 @@ static const tg_ag_input GatherBackward0_inputs[] = {
     { offsetof(tg__frame_GatherBackward0, self), offsetof(tg__frame_GatherBackward0, self_t), 0, false },
     { offsetof(tg__frame_GatherBackward0, index), offsetof(tg__frame_GatherBackward0, index_t), 2, false },
 };
-static const uint8_t GatherBackward0_edges[] = {
-    0,
-};
+static const uint8_t GatherBackward0_edges[] = { 0 };
 static const tg_ag_save GatherBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_GatherBackward0, self), offsetof(tg__node_GatherBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_GatherBackward0, dim), offsetof(tg__node_GatherBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_GatherBackward0, index), offsetof(tg__node_GatherBackward0, index), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_GatherBackward0, sparse_grad), offsetof(tg__node_GatherBackward0, sparse_grad), sizeof(bool), NULL },
 };
-static const tg_fw_term GatherBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), GatherBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output GatherBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_GatherBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term GatherBackward0_terms[] = { { 0, false, UINT64_C(0x1), GatherBackward0_jvp0_0, NULL } };
+static const tg_ag_output GatherBackward0_outputs[] = { { 0, offsetof(tg__frame_GatherBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type GatherBackward0_type = { { "GatherBackward0", tg__autograd_apply, tg__autograd_release_saved }, GatherBackward0_formulas, 1, GatherBackward0_saves, 4 };
 static const tg_ag_entry GatherBackward0_entry = {
-    .vt = &GatherBackward0_type.vt, .node_size = sizeof(tg__node_GatherBackward0), .why = NULL,
+    .vt = &GatherBackward0_type.vt, .node_size = sizeof(tg__node_GatherBackward0),
     .inputs = GatherBackward0_inputs, .ninputs = 2,
     .edges = GatherBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = GatherBackward0_saves, .nsaves = 4,
     .outputs = GatherBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = GatherBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = GatherBackward0_terms, .nterms = 1,
 };
 
 
 /* ---- autograd kernels ---- */
 
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_ones_like = { "ones_like", "ones_like", &OnesLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "ones_like", "ones_like", &OnesLikeBackward0_entry, false };
     tg__frame_OnesLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_ones_like, &tg_x) == 0) {
-        tg_r = tg_ones_like_fn(self, (tg_ones_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ones_like_fn(self, (tg_ones_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_full_like = { "full_like", "full_like", &FullLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_full_like(tg_tensor *self, double fill_value, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "full_like", "full_like", &FullLikeBackward0_entry, false };
     tg__frame_FullLikeBackward0 tg_x = { .self = self, .fill_value = fill_value, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_full_like, &tg_x) == 0) {
-        tg_r = tg_full_like_fn(self, fill_value, (tg_full_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_full_like_fn(self, fill_value, (tg_full_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1780,8 +1324,7 @@ tg_tensor *tg__autograd_kernel_full_like(tg_tensor *self, double fill_value, tg_
 tg_tensor *tg__autograd_kernel_eye_out(int64_t n, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("eye", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("eye", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_eye_out(n, out);
     tg__autograd_below_end(tg_prev);
@@ -1792,8 +1335,7 @@ tg_tensor *tg__autograd_kernel_eye_out(int64_t n, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("eye", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("eye", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_eye_m_out(n, m, out);
     tg__autograd_below_end(tg_prev);
@@ -1801,62 +1343,46 @@ tg_tensor *tg__autograd_kernel_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 }
 
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_normal_ = { "normal_", "normal_", &NormalBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
+    static const tg_ag_op tg_op = { "normal_", "normal_", &NormalBackward0_entry, true };
     tg__frame_NormalBackward0 tg_x = { .self = self, .mean = mean, .std = std, .generator = generator };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_normal_, &tg_x) == 0) {
-        tg_r = tg_normal__fn(self, (tg_normal__opts){ .mean = mean, .std = std, .generator = generator });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_normal__fn(self, (tg_normal__opts){ .mean = mean, .std = std, .generator = generator });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_random_ = { "random_", "random_.from", &RandomBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
+    static const tg_ag_op tg_op = { "random_", "random_.from", &RandomBackward0_entry, true };
     tg__frame_RandomBackward0 tg_x = { .self = self, .from = from, .to = to, .generator = generator };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_random_, &tg_x) == 0) {
-        tg_r = tg_random__fn(self, from, to, (tg_random__opts){ .generator = generator });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_random__fn(self, from, to, (tg_random__opts){ .generator = generator });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_le = { "le", "le.Tensor", &LeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "le", "le.Tensor", &LeBackward0_entry, false };
     tg__frame_LeBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_le, &tg_x) == 0) {
-        tg_r = tg_le(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_le(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_le_ = { "le_", "le_.Tensor", &LeBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "le_", "le_.Tensor", &LeBackward0_entry, true };
     tg__frame_LeBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_le_, &tg_x) == 0) {
-        tg_r = tg_le_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_le_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1864,8 +1390,7 @@ tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_le_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("le", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("le", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_le_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -1876,8 +1401,7 @@ tg_tensor *tg__autograd_kernel_le_out(tg_tensor *self, tg_tensor *other, tg_tens
 tg_tensor *tg__autograd_kernel_le_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("le", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("le", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_le_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -1885,17 +1409,13 @@ tg_tensor *tg__autograd_kernel_le_scalar_out(tg_tensor *self, double other, tg_t
 }
 
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_amax = { "amax", "amax", &AmaxBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "amax", "amax", &AmaxBackward0_entry, false };
     tg__frame_AmaxBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_amax, &tg_x) == 0) {
-        tg_r = tg_amax_fn(self, (tg_amax_opts){ .dim = dim, .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_amax_fn(self, (tg_amax_opts){ .dim = dim, .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1903,8 +1423,7 @@ tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepd
 tg_tensor *tg__autograd_kernel_amax_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("amax", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("amax", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_amax_out_fn(self, out, (tg_amax_out_opts){ .dim = dim, .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -1912,17 +1431,13 @@ tg_tensor *tg__autograd_kernel_amax_out(tg_tensor *self, tg_int_list dim, bool k
 }
 
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_std = { "std", "std.correction", &StdBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "std", "std.correction", &StdBackward0_entry, false };
     tg__frame_StdBackward0 tg_x = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_std, &tg_x) == 0) {
-        tg_r = tg_std_fn(self, (tg_std_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_std_fn(self, (tg_std_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1930,8 +1445,7 @@ tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int 
 tg_tensor *tg__autograd_kernel_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("std", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("std", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_std_out_fn(self, out, (tg_std_out_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -1939,32 +1453,24 @@ tg_tensor *tg__autograd_kernel_std_out(tg_tensor *self, tg_int_list dim, tg_opt_
 }
 
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
-static const tg_ag_op tg__ag_addmm = { "addmm", "addmm", &AddmmBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
+    static const tg_ag_op tg_op = { "addmm", "addmm", &AddmmBackward0_entry, false };
     tg__frame_AddmmBackward0 tg_x = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_addmm, &tg_x) == 0) {
-        tg_r = tg_addmm_fn(self, mat1, mat2, (tg_addmm_opts){ .beta = beta, .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_addmm_fn(self, mat1, mat2, (tg_addmm_opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_addmm_ = { "addmm_", "addmm_", &AddmmBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
+    static const tg_ag_op tg_op = { "addmm_", "addmm_", &AddmmBackward0_entry, true };
     tg__frame_AddmmBackward0 tg_x = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_addmm_, &tg_x) == 0) {
-        tg_r = tg_addmm__fn(self, mat1, mat2, (tg_addmm__opts){ .beta = beta, .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_addmm__fn(self, mat1, mat2, (tg_addmm__opts){ .beta = beta, .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1972,8 +1478,7 @@ tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tenso
 tg_tensor *tg__autograd_kernel_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mat1, mat2, out };
-    if (tg_autograd_check_out("addmm", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("addmm", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_addmm_out_fn(self, mat1, mat2, out, (tg_addmm_out_opts){ .beta = beta, .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -1981,122 +1486,90 @@ tg_tensor *tg__autograd_kernel_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
 }
 
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
-static const tg_ag_op tg__ag_unsqueeze = { "unsqueeze", "unsqueeze", &UnsqueezeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "unsqueeze", "unsqueeze", &UnsqueezeBackward0_entry, false };
     tg__frame_UnsqueezeBackward0 tg_x = { .self = self, .dim = dim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_unsqueeze, &tg_x) == 0) {
-        tg_r = tg_unsqueeze(self, dim);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_unsqueeze(self, dim);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_clone = { "clone", "clone", &CloneBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "clone", "clone", &CloneBackward0_entry, false };
     tg__frame_CloneBackward0 tg_x = { .self = self, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_clone, &tg_x) == 0) {
-        tg_r = tg_clone_fn(self, (tg_clone_opts){ .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clone_fn(self, (tg_clone_opts){ .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_dropout = { "native_dropout", "native_dropout", &NativeDropoutBackward0_entry, false };
-
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
+    static const tg_ag_op tg_op = { "native_dropout", "native_dropout", &NativeDropoutBackward0_entry, false };
     tg__frame_NativeDropoutBackward0 tg_x = { .input = input, .p = p, .train = train };
-    tg_tensors2 tg_r = (tg_tensors2){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_dropout, &tg_x) == 0) {
-        tg_r = tg_native_dropout(input, p, train);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors2 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors2){ 0 } : tg_native_dropout(input, p, train);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
-static const tg_ag_op tg__ag_constant_pad_nd = { "constant_pad_nd", "constant_pad_nd", &ConstantPadNdBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
 {
+    static const tg_ag_op tg_op = { "constant_pad_nd", "constant_pad_nd", &ConstantPadNdBackward0_entry, false };
     tg__frame_ConstantPadNdBackward0 tg_x = { .self = self, .pad = pad, .value = value };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_constant_pad_nd, &tg_x) == 0) {
-        tg_r = tg_constant_pad_nd_fn(self, pad, (tg_constant_pad_nd_opts){ .value = value });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_constant_pad_nd_fn(self, pad, (tg_constant_pad_nd_opts){ .value = value });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
-static const tg_ag_op tg__ag_embedding = { "embedding", "embedding", &EmbeddingBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
 {
+    static const tg_ag_op tg_op = { "embedding", "embedding", &EmbeddingBackward0_entry, false };
     tg__frame_EmbeddingBackward0 tg_x = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_embedding, &tg_x) == 0) {
-        tg_r = tg_embedding_fn(weight, indices, (tg_embedding_opts){ .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_embedding_fn(weight, indices, (tg_embedding_opts){ .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
-static const tg_ag_op tg__ag_log_sigmoid_backward = { "log_sigmoid_backward", "log_sigmoid_backward", &LogSigmoidBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
 {
+    static const tg_ag_op tg_op = { "log_sigmoid_backward", "log_sigmoid_backward", &LogSigmoidBackwardBackward0_entry, false };
     tg__frame_LogSigmoidBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .buffer = buffer };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_log_sigmoid_backward, &tg_x) == 0) {
-        tg_r = tg_log_sigmoid_backward(grad_output, self, buffer);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log_sigmoid_backward(grad_output, self, buffer);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* expm1(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_expm1 = { "expm1", "expm1", &Expm1Backward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "expm1", "expm1", &Expm1Backward0_entry, false };
     tg__frame_Expm1Backward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_expm1, &tg_x) == 0) {
-        tg_r = tg_expm1(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_expm1(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* expm1_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_expm1_ = { "expm1_", "expm1_", &Expm1Backward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "expm1_", "expm1_", &Expm1Backward0_entry, true };
     tg__frame_Expm1Backward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_expm1_, &tg_x) == 0) {
-        tg_r = tg_expm1_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_expm1_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2104,8 +1577,7 @@ tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_expm1_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("expm1", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("expm1", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_expm1_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -2113,53 +1585,37 @@ tg_tensor *tg__autograd_kernel_expm1_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* repeat(Tensor self, SymInt[] repeats) -> Tensor */
-static const tg_ag_op tg__ag_repeat = { "repeat", "repeat", &RepeatBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
 {
+    static const tg_ag_op tg_op = { "repeat", "repeat", &RepeatBackward0_entry, false };
     tg__frame_RepeatBackward0 tg_x = { .self = self, .repeats = repeats };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_repeat, &tg_x) == 0) {
-        tg_r = tg_repeat(self, repeats);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_repeat(self, repeats);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of repeat_interleave.Tensor (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of repeat_interleave.Tensor (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_repeat_interleave {
     tg_tensor *repeats;
     tg_tensor *repeats_t;
 } tg__frame_tg__ni_repeat_interleave;
 
-static const tg_ag_input tg__ni_repeat_interleave_inputs[] = {
-    { offsetof(tg__frame_tg__ni_repeat_interleave, repeats), offsetof(tg__frame_tg__ni_repeat_interleave, repeats_t), 0, false },
-};
-static const tg_ag_output tg__ni_repeat_interleave_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input tg__ni_repeat_interleave_inputs[] = { { offsetof(tg__frame_tg__ni_repeat_interleave, repeats), offsetof(tg__frame_tg__ni_repeat_interleave, repeats_t), 0, false } };
+static const tg_ag_output tg__ni_repeat_interleave_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_repeat_interleave_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_repeat_interleave_inputs, .ninputs = 1,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_repeat_interleave_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
-static const tg_ag_op tg__ag_repeat_interleave = { "repeat_interleave", "repeat_interleave.Tensor", &tg__ni_repeat_interleave_entry, false };
-
 tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
 {
+    static const tg_ag_op tg_op = { "repeat_interleave", "repeat_interleave.Tensor", &tg__ni_repeat_interleave_entry, false };
     tg__frame_tg__ni_repeat_interleave tg_x = { .repeats = repeats };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_repeat_interleave, &tg_x) == 0) {
-        tg_r = tg_repeat_interleave_fn(repeats, (tg_repeat_interleave_opts){ .output_size = output_size });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_repeat_interleave_fn(repeats, (tg_repeat_interleave_opts){ .output_size = output_size });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2167,8 +1623,7 @@ tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int 
 tg_tensor *tg__autograd_kernel_gather_out(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, out };
-    if (tg_autograd_check_out("gather", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("gather", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_gather_out_fn(self, dim, index, out, (tg_gather_out_opts){ .sparse_grad = sparse_grad });
     tg__autograd_below_end(tg_prev);
@@ -2176,17 +1631,13 @@ tg_tensor *tg__autograd_kernel_gather_out(tg_tensor *self, int64_t dim, tg_tenso
 }
 
 /* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
-static const tg_ag_op tg__ag_gather = { "gather", "gather", &GatherBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
 {
+    static const tg_ag_op tg_op = { "gather", "gather", &GatherBackward0_entry, false };
     tg__frame_GatherBackward0 tg_x = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_gather, &tg_x) == 0) {
-        tg_r = tg_gather_fn(self, dim, index, (tg_gather_opts){ .sparse_grad = sparse_grad });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gather_fn(self, dim, index, (tg_gather_opts){ .sparse_grad = sparse_grad });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2194,47 +1645,34 @@ tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *i
 tg_tensor *tg__autograd_kernel_multinomial_out(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("multinomial", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("multinomial", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_multinomial_out_fn(self, num_samples, out, (tg_multinomial_out_opts){ .replacement = replacement, .generator = generator });
     tg__autograd_below_end(tg_prev);
     return tg_r;
 }
 
-/* The frame of multinomial (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of multinomial (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_multinomial {
     tg_tensor *self;
     tg_tensor *self_t;
 } tg__frame_tg__ni_multinomial;
 
-static const tg_ag_input tg__ni_multinomial_inputs[] = {
-    { offsetof(tg__frame_tg__ni_multinomial, self), offsetof(tg__frame_tg__ni_multinomial, self_t), 0, false },
-};
-static const tg_ag_output tg__ni_multinomial_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input tg__ni_multinomial_inputs[] = { { offsetof(tg__frame_tg__ni_multinomial, self), offsetof(tg__frame_tg__ni_multinomial, self_t), 0, false } };
+static const tg_ag_output tg__ni_multinomial_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_multinomial_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_multinomial_inputs, .ninputs = 1,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_multinomial_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
-static const tg_ag_op tg__ag_multinomial = { "multinomial", "multinomial", &tg__ni_multinomial_entry, false };
-
 tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
 {
+    static const tg_ag_op tg_op = { "multinomial", "multinomial", &tg__ni_multinomial_entry, false };
     tg__frame_tg__ni_multinomial tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_multinomial, &tg_x) == 0) {
-        tg_r = tg_multinomial_fn(self, num_samples, (tg_multinomial_opts){ .replacement = replacement, .generator = generator });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_multinomial_fn(self, num_samples, (tg_multinomial_opts){ .replacement = replacement, .generator = generator });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 

@@ -100,9 +100,8 @@ typedef struct tg__node_RandintLikeBackward0 {
     tg_node base;
 } tg__node_RandintLikeBackward0;
 
-static const tg_ag_node_type RandintLikeBackward0_type = { { "RandintLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of RandintLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RandintLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RandintLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -115,19 +114,14 @@ typedef struct tg__frame_RandintLikeBackward0 {
     tg_tensor *result;
 } tg__frame_RandintLikeBackward0;
 
-static const tg_ag_input RandintLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_RandintLikeBackward0, self), offsetof(tg__frame_RandintLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output RandintLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RandintLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input RandintLikeBackward0_inputs[] = { { offsetof(tg__frame_RandintLikeBackward0, self), offsetof(tg__frame_RandintLikeBackward0, self_t), 0, false } };
+static const tg_ag_output RandintLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_RandintLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type RandintLikeBackward0_type = { { "RandintLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry RandintLikeBackward0_entry = {
-    .vt = &RandintLikeBackward0_type.vt, .node_size = sizeof(tg__node_RandintLikeBackward0), .why = NULL,
+    .vt = &RandintLikeBackward0_type.vt, .node_size = sizeof(tg__node_RandintLikeBackward0),
     .inputs = RandintLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = RandintLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* RandintLikeBackward1: randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -135,9 +129,8 @@ typedef struct tg__node_RandintLikeBackward1 {
     tg_node base;
 } tg__node_RandintLikeBackward1;
 
-static const tg_ag_node_type RandintLikeBackward1_type = { { "RandintLikeBackward1", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of RandintLikeBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RandintLikeBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RandintLikeBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -151,19 +144,14 @@ typedef struct tg__frame_RandintLikeBackward1 {
     tg_tensor *result;
 } tg__frame_RandintLikeBackward1;
 
-static const tg_ag_input RandintLikeBackward1_inputs[] = {
-    { offsetof(tg__frame_RandintLikeBackward1, self), offsetof(tg__frame_RandintLikeBackward1, self_t), 0, false },
-};
-static const tg_ag_output RandintLikeBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_RandintLikeBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input RandintLikeBackward1_inputs[] = { { offsetof(tg__frame_RandintLikeBackward1, self), offsetof(tg__frame_RandintLikeBackward1, self_t), 0, false } };
+static const tg_ag_output RandintLikeBackward1_outputs[] = { { 0, offsetof(tg__frame_RandintLikeBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type RandintLikeBackward1_type = { { "RandintLikeBackward1", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry RandintLikeBackward1_entry = {
-    .vt = &RandintLikeBackward1_type.vt, .node_size = sizeof(tg__node_RandintLikeBackward1), .why = NULL,
+    .vt = &RandintLikeBackward1_type.vt, .node_size = sizeof(tg__node_RandintLikeBackward1),
     .inputs = RandintLikeBackward1_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = RandintLikeBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* UniformBackward0: uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
@@ -174,24 +162,18 @@ typedef struct tg__node_UniformBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *UniformBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_UniformBackward0 *n = (tg__node_UniformBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UniformBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UniformBackward0_self },
-};
-static const tg_ag_node_type UniformBackward0_type = { { "UniformBackward0", tg__autograd_apply, NULL }, UniformBackward0_formulas, 1 };
+static const tg_ag_formula UniformBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UniformBackward0_self } };
 
-/* The frame of UniformBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UniformBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UniformBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -205,35 +187,24 @@ typedef struct tg__frame_UniformBackward0 {
 static tg_tensor *UniformBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UniformBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input UniformBackward0_inputs[] = {
-    { offsetof(tg__frame_UniformBackward0, self), offsetof(tg__frame_UniformBackward0, self_t), 0, false },
-};
-static const uint8_t UniformBackward0_edges[] = {
-    0,
-};
-static const tg_fw_term UniformBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), UniformBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output UniformBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UniformBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input UniformBackward0_inputs[] = { { offsetof(tg__frame_UniformBackward0, self), offsetof(tg__frame_UniformBackward0, self_t), 0, false } };
+static const uint8_t UniformBackward0_edges[] = { 0 };
+static const tg_fw_term UniformBackward0_terms[] = { { 0, false, UINT64_C(0x1), UniformBackward0_jvp0_0, NULL } };
+static const tg_ag_output UniformBackward0_outputs[] = { { 0, offsetof(tg__frame_UniformBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type UniformBackward0_type = { { "UniformBackward0", tg__autograd_apply, NULL }, UniformBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry UniformBackward0_entry = {
-    .vt = &UniformBackward0_type.vt, .node_size = sizeof(tg__node_UniformBackward0), .why = NULL,
+    .vt = &UniformBackward0_type.vt, .node_size = sizeof(tg__node_UniformBackward0),
     .inputs = UniformBackward0_inputs, .ninputs = 1,
     .edges = UniformBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = UniformBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = UniformBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UniformBackward0_terms, .nterms = 1,
 };
 
 /* EqBackward0: eq.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -244,13 +215,10 @@ typedef struct tg__node_EqBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *EqBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_EqBackward0 *n = (tg__node_EqBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -259,13 +227,10 @@ done:
 /* other: zeros_like(grad) */
 static tg_tensor *EqBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_EqBackward0 *n = (tg__node_EqBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -275,9 +240,8 @@ static const tg_ag_formula EqBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EqBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = EqBackward0_other },
 };
-static const tg_ag_node_type EqBackward0_type = { { "EqBackward0", tg__autograd_apply, NULL }, EqBackward0_formulas, 2 };
 
-/* The frame of EqBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EqBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EqBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -290,12 +254,9 @@ typedef struct tg__frame_EqBackward0 {
 static tg_tensor *EqBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_EqBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -304,23 +265,16 @@ static const tg_ag_input EqBackward0_inputs[] = {
     { offsetof(tg__frame_EqBackward0, self), offsetof(tg__frame_EqBackward0, self_t), 0, false },
     { offsetof(tg__frame_EqBackward0, other), offsetof(tg__frame_EqBackward0, other_t), 1, false },
 };
-static const uint8_t EqBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term EqBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), EqBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output EqBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_EqBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t EqBackward0_edges[] = { 0, 1 };
+static const tg_fw_term EqBackward0_terms[] = { { 0, false, UINT64_C(0x1), EqBackward0_jvp0_0, NULL } };
+static const tg_ag_output EqBackward0_outputs[] = { { 0, offsetof(tg__frame_EqBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type EqBackward0_type = { { "EqBackward0", tg__autograd_apply, NULL }, EqBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry EqBackward0_entry = {
-    .vt = &EqBackward0_type.vt, .node_size = sizeof(tg__node_EqBackward0), .why = NULL,
+    .vt = &EqBackward0_type.vt, .node_size = sizeof(tg__node_EqBackward0),
     .inputs = EqBackward0_inputs, .ninputs = 2,
     .edges = EqBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = EqBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = EqBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = EqBackward0_terms, .nterms = 1,
 };
 
 /* AbsBackward0: abs(Tensor self) -> Tensor */
@@ -333,36 +287,20 @@ typedef struct tg__node_AbsBackward0 {
 static tg_tensor *AbsBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AbsBackward0 *n = (tg__node_AbsBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_sign(s_self))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula AbsBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AbsBackward0_self },
-};
-static void AbsBackward0_release_saved(tg_node *node)
-{
-    tg__node_AbsBackward0 *n = (tg__node_AbsBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula AbsBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AbsBackward0_self } };
 
-static const tg_ag_node_type AbsBackward0_type = { { "AbsBackward0", tg__autograd_apply, AbsBackward0_release_saved }, AbsBackward0_formulas, 1 };
-
-/* The frame of AbsBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AbsBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AbsBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -373,42 +311,28 @@ typedef struct tg__frame_AbsBackward0 {
 static tg_tensor *AbsBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AbsBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_sign(n->self))) goto done;
     if (!(t1 = tg_mul(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input AbsBackward0_inputs[] = {
-    { offsetof(tg__frame_AbsBackward0, self), offsetof(tg__frame_AbsBackward0, self_t), 0, false },
-};
-static const uint8_t AbsBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save AbsBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AbsBackward0, self), offsetof(tg__node_AbsBackward0, self), 0, NULL },
-};
-static const tg_fw_term AbsBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AbsBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AbsBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AbsBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input AbsBackward0_inputs[] = { { offsetof(tg__frame_AbsBackward0, self), offsetof(tg__frame_AbsBackward0, self_t), 0, false } };
+static const uint8_t AbsBackward0_edges[] = { 0 };
+static const tg_ag_save AbsBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AbsBackward0, self), offsetof(tg__node_AbsBackward0, self), 0, NULL } };
+static const tg_fw_term AbsBackward0_terms[] = { { 0, false, UINT64_C(0x1), AbsBackward0_jvp0_0, NULL } };
+static const tg_ag_output AbsBackward0_outputs[] = { { 0, offsetof(tg__frame_AbsBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AbsBackward0_type = { { "AbsBackward0", tg__autograd_apply, tg__autograd_release_saved }, AbsBackward0_formulas, 1, AbsBackward0_saves, 1 };
 static const tg_ag_entry AbsBackward0_entry = {
-    .vt = &AbsBackward0_type.vt, .node_size = sizeof(tg__node_AbsBackward0), .why = NULL,
+    .vt = &AbsBackward0_type.vt, .node_size = sizeof(tg__node_AbsBackward0),
     .inputs = AbsBackward0_inputs, .ninputs = 1,
     .edges = AbsBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = AbsBackward0_saves, .nsaves = 1,
     .outputs = AbsBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AbsBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AbsBackward0_terms, .nterms = 1,
 };
 
 /* SigmoidBackward0: sigmoid(Tensor self) -> Tensor */
@@ -421,13 +345,7 @@ typedef struct tg__node_SigmoidBackward0 {
 static tg_tensor *SigmoidBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SigmoidBackward0 *n = (tg__node_SigmoidBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_neg(s_result))) goto done;
     if (!(t1 = tg_add_scalar_fn(t0, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
@@ -436,29 +354,15 @@ static tg_tensor *SigmoidBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(grads[0], t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(s_result); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 
-static const tg_ag_formula SigmoidBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SigmoidBackward0_self },
-};
-static void SigmoidBackward0_release_saved(tg_node *node)
-{
-    tg__node_SigmoidBackward0 *n = (tg__node_SigmoidBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula SigmoidBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SigmoidBackward0_self } };
 
-static const tg_ag_node_type SigmoidBackward0_type = { { "SigmoidBackward0", tg__autograd_apply, SigmoidBackward0_release_saved }, SigmoidBackward0_formulas, 1 };
-
-/* The frame of SigmoidBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SigmoidBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SigmoidBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -469,12 +373,7 @@ typedef struct tg__frame_SigmoidBackward0 {
 static tg_tensor *SigmoidBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SigmoidBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_neg(n->result))) goto done;
     if (!(t1 = tg_add_scalar_fn(t0, (double)(INT64_C(1)), (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t0);
@@ -482,37 +381,24 @@ static tg_tensor *SigmoidBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(n->self_t, t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
-static const tg_ag_input SigmoidBackward0_inputs[] = {
-    { offsetof(tg__frame_SigmoidBackward0, self), offsetof(tg__frame_SigmoidBackward0, self_t), 0, false },
-};
-static const uint8_t SigmoidBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SigmoidBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_SigmoidBackward0, result), 0, NULL },
-};
-static const tg_fw_term SigmoidBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SigmoidBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SigmoidBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SigmoidBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input SigmoidBackward0_inputs[] = { { offsetof(tg__frame_SigmoidBackward0, self), offsetof(tg__frame_SigmoidBackward0, self_t), 0, false } };
+static const uint8_t SigmoidBackward0_edges[] = { 0 };
+static const tg_ag_save SigmoidBackward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_SigmoidBackward0, result), 0, NULL } };
+static const tg_fw_term SigmoidBackward0_terms[] = { { 0, false, UINT64_C(0x1), SigmoidBackward0_jvp0_0, NULL } };
+static const tg_ag_output SigmoidBackward0_outputs[] = { { 0, offsetof(tg__frame_SigmoidBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SigmoidBackward0_type = { { "SigmoidBackward0", tg__autograd_apply, tg__autograd_release_saved }, SigmoidBackward0_formulas, 1, SigmoidBackward0_saves, 1 };
 static const tg_ag_entry SigmoidBackward0_entry = {
-    .vt = &SigmoidBackward0_type.vt, .node_size = sizeof(tg__node_SigmoidBackward0), .why = NULL,
+    .vt = &SigmoidBackward0_type.vt, .node_size = sizeof(tg__node_SigmoidBackward0),
     .inputs = SigmoidBackward0_inputs, .ninputs = 1,
     .edges = SigmoidBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SigmoidBackward0_saves, .nsaves = 1,
     .outputs = SigmoidBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SigmoidBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SigmoidBackward0_terms, .nterms = 1,
 };
 
 /* ReluBackward0: relu(Tensor self) -> Tensor */
@@ -525,32 +411,18 @@ typedef struct tg__node_ReluBackward0 {
 static tg_tensor *ReluBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReluBackward0 *n = (tg__node_ReluBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_threshold_backward(grads[0], s_result, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ReluBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReluBackward0_self },
-};
-static void ReluBackward0_release_saved(tg_node *node)
-{
-    tg__node_ReluBackward0 *n = (tg__node_ReluBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula ReluBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReluBackward0_self } };
 
-static const tg_ag_node_type ReluBackward0_type = { { "ReluBackward0", tg__autograd_apply, ReluBackward0_release_saved }, ReluBackward0_formulas, 1 };
-
-/* The frame of ReluBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ReluBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ReluBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -561,38 +433,26 @@ typedef struct tg__frame_ReluBackward0 {
 static tg_tensor *ReluBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ReluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_threshold_backward(n->self_t, n->result, (double)(INT64_C(0))))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ReluBackward0_inputs[] = {
-    { offsetof(tg__frame_ReluBackward0, self), offsetof(tg__frame_ReluBackward0, self_t), 0, false },
-};
-static const uint8_t ReluBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save ReluBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_ReluBackward0, result), 0, NULL },
-};
-static const tg_fw_term ReluBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ReluBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ReluBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ReluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input ReluBackward0_inputs[] = { { offsetof(tg__frame_ReluBackward0, self), offsetof(tg__frame_ReluBackward0, self_t), 0, false } };
+static const uint8_t ReluBackward0_edges[] = { 0 };
+static const tg_ag_save ReluBackward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_ReluBackward0, result), 0, NULL } };
+static const tg_fw_term ReluBackward0_terms[] = { { 0, false, UINT64_C(0x1), ReluBackward0_jvp0_0, NULL } };
+static const tg_ag_output ReluBackward0_outputs[] = { { 0, offsetof(tg__frame_ReluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ReluBackward0_type = { { "ReluBackward0", tg__autograd_apply, tg__autograd_release_saved }, ReluBackward0_formulas, 1, ReluBackward0_saves, 1 };
 static const tg_ag_entry ReluBackward0_entry = {
-    .vt = &ReluBackward0_type.vt, .node_size = sizeof(tg__node_ReluBackward0), .why = NULL,
+    .vt = &ReluBackward0_type.vt, .node_size = sizeof(tg__node_ReluBackward0),
     .inputs = ReluBackward0_inputs, .ninputs = 1,
     .edges = ReluBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ReluBackward0_saves, .nsaves = 1,
     .outputs = ReluBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ReluBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ReluBackward0_terms, .nterms = 1,
 };
 
 /* SelectBackwardBackward0: select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
@@ -606,23 +466,17 @@ typedef struct tg__node_SelectBackwardBackward0 {
 static tg_tensor *SelectBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SelectBackwardBackward0 *n = (tg__node_SelectBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_select(grads[0], n->dim, n->index))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SelectBackwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SelectBackwardBackward0_grad_output },
-};
-static const tg_ag_node_type SelectBackwardBackward0_type = { { "SelectBackwardBackward0", tg__autograd_apply, NULL }, SelectBackwardBackward0_formulas, 1 };
+static const tg_ag_formula SelectBackwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SelectBackwardBackward0_grad_output } };
 
-/* The frame of SelectBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SelectBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SelectBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -636,39 +490,29 @@ typedef struct tg__frame_SelectBackwardBackward0 {
 static tg_tensor *SelectBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SelectBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_select_backward(n->grad_output_t, n->input_sizes, n->dim, n->index))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SelectBackwardBackward0_inputs[] = {
-    { offsetof(tg__frame_SelectBackwardBackward0, grad_output), offsetof(tg__frame_SelectBackwardBackward0, grad_output_t), 0, false },
-};
-static const uint8_t SelectBackwardBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SelectBackwardBackward0_inputs[] = { { offsetof(tg__frame_SelectBackwardBackward0, grad_output), offsetof(tg__frame_SelectBackwardBackward0, grad_output_t), 0, false } };
+static const uint8_t SelectBackwardBackward0_edges[] = { 0 };
 static const tg_ag_save SelectBackwardBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SelectBackwardBackward0, dim), offsetof(tg__node_SelectBackwardBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SelectBackwardBackward0, index), offsetof(tg__node_SelectBackwardBackward0, index), sizeof(int64_t), NULL },
 };
-static const tg_fw_term SelectBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SelectBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SelectBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SelectBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SelectBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), SelectBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output SelectBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_SelectBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SelectBackwardBackward0_type = { { "SelectBackwardBackward0", tg__autograd_apply, NULL }, SelectBackwardBackward0_formulas, 1, SelectBackwardBackward0_saves, 2 };
 static const tg_ag_entry SelectBackwardBackward0_entry = {
-    .vt = &SelectBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SelectBackwardBackward0), .why = NULL,
+    .vt = &SelectBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SelectBackwardBackward0),
     .inputs = SelectBackwardBackward0_inputs, .ninputs = 1,
     .edges = SelectBackwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SelectBackwardBackward0_saves, .nsaves = 2,
     .outputs = SelectBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SelectBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SelectBackwardBackward0_terms, .nterms = 1,
 };
 
 /* SplitBackward0: split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
@@ -681,23 +525,17 @@ typedef struct tg__node_SplitBackward0 {
 static tg_tensor *SplitBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SplitBackward0 *n = (tg__node_SplitBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_cat_fn(((tg_tensor_list){ grads, n->base.num_outputs }), (tg_cat_opts){ .dim = n->dim }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SplitBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SplitBackward0_self },
-};
-static const tg_ag_node_type SplitBackward0_type = { { "SplitBackward0", tg__autograd_apply, NULL }, SplitBackward0_formulas, 1 };
+static const tg_ag_formula SplitBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SplitBackward0_self } };
 
-/* The frame of SplitBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SplitBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SplitBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -710,38 +548,26 @@ typedef struct tg__frame_SplitBackward0 {
 static tg_tensor_list SplitBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SplitBackward0 *n = tg_frame;
-    tg_tensor_list tg_r = { NULL, 0 };
-    tg_tensor_list t0 = { NULL, 0 };
-    (void)n;
+    tg_tensor_list tg_r = { NULL, 0 }; tg_tensor_list t0 = { NULL, 0 };
     if (!(t0 = tg_split_fn(n->self_t, n->split_size, (tg_split_opts){ .dim = n->dim })).data) goto done;
-    tg_r = t0;
-    t0 = (tg_tensor_list){ NULL, 0 };
+    tg_r = tg__gen_take_list(&t0);
 done:
     tg_tensor_list_release(t0);
     return tg_r;
 }
-static const tg_ag_input SplitBackward0_inputs[] = {
-    { offsetof(tg__frame_SplitBackward0, self), offsetof(tg__frame_SplitBackward0, self_t), 0, false },
-};
-static const uint8_t SplitBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SplitBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SplitBackward0, dim), offsetof(tg__node_SplitBackward0, dim), sizeof(int64_t), NULL },
-};
-static const tg_fw_term SplitBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NULL, SplitBackward0_jvp0_0 },
-};
-static const tg_ag_output SplitBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SplitBackward0, result), sizeof(tg_tensor_list), TG_AG_OUT_LIST, true },
-};
+static const tg_ag_input SplitBackward0_inputs[] = { { offsetof(tg__frame_SplitBackward0, self), offsetof(tg__frame_SplitBackward0, self_t), 0, false } };
+static const uint8_t SplitBackward0_edges[] = { 0 };
+static const tg_ag_save SplitBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SplitBackward0, dim), offsetof(tg__node_SplitBackward0, dim), sizeof(int64_t), NULL } };
+static const tg_fw_term SplitBackward0_terms[] = { { 0, false, UINT64_C(0x1), NULL, SplitBackward0_jvp0_0 } };
+static const tg_ag_output SplitBackward0_outputs[] = { { 0, offsetof(tg__frame_SplitBackward0, result), sizeof(tg_tensor_list), TG_AG_OUT_LIST, true } };
+static const tg_ag_node_type SplitBackward0_type = { { "SplitBackward0", tg__autograd_apply, NULL }, SplitBackward0_formulas, 1, SplitBackward0_saves, 1 };
 static const tg_ag_entry SplitBackward0_entry = {
-    .vt = &SplitBackward0_type.vt, .node_size = sizeof(tg__node_SplitBackward0), .why = NULL,
+    .vt = &SplitBackward0_type.vt, .node_size = sizeof(tg__node_SplitBackward0),
     .inputs = SplitBackward0_inputs, .ninputs = 1,
     .edges = SplitBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SplitBackward0_saves, .nsaves = 1,
     .outputs = SplitBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor_list),
-    .terms = SplitBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SplitBackward0_terms, .nterms = 1,
 };
 
 /* NllLossForwardBackward0: nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
@@ -760,25 +586,16 @@ typedef struct tg__node_NllLossForwardBackward0 {
 static tg_tensor *NllLossForwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_NllLossForwardBackward0 *n = (tg__node_NllLossForwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_target = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *s_result1 = NULL;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_target = NULL, *s_weight = NULL, *s_result1 = NULL;
     tg_tensor *t0 = NULL;
-    (void)n;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_target = tg_autograd_unpack(&n->target, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_nll_loss_backward(grads[0], s_self, s_target, s_weight, n->reduction, n->ignore_index, s_result1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_target);
-    tg_release(s_weight);
-    tg_release(s_result1);
+    tg_release(s_self); tg_release(s_target); tg_release(s_weight); tg_release(s_result1);
     tg_release(t0);
     return tg_r;
 }
@@ -787,18 +604,8 @@ static const tg_ag_formula NllLossForwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NllLossForwardBackward0_self },
     { TG_AGF_NOT_IMPL, -1, UINT64_C(0x2), -1, "nll_loss: the gradient with respect to weight", .fn.one = NULL },
 };
-static void NllLossForwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_NllLossForwardBackward0 *n = (tg__node_NllLossForwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->target);
-    tg_autograd_saved_release(&n->weight);
-    tg_autograd_saved_release(&n->result1);
-}
 
-static const tg_ag_node_type NllLossForwardBackward0_type = { { "NllLossForwardBackward0", tg__autograd_apply, NllLossForwardBackward0_release_saved }, NllLossForwardBackward0_formulas, 2 };
-
-/* The frame of NllLossForwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NllLossForwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NllLossForwardBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -816,20 +623,14 @@ typedef struct tg__frame_NllLossForwardBackward0 {
 static tg_tensor *NllLossForwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NllLossForwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_output_total_weight t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_nll_loss_forward(n->self_t, n->target, n->weight, n->reduction, n->ignore_index);
     if (!t0.output && !t0.total_weight) goto done;
-    t1 = t0.output;
-    t0.output = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.output);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.output);
-    tg_release(t0.total_weight);
-    tg_release(t1);
+    tg_release(t0.output); tg_release(t0.total_weight); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input NllLossForwardBackward0_inputs[] = {
@@ -837,10 +638,7 @@ static const tg_ag_input NllLossForwardBackward0_inputs[] = {
     { offsetof(tg__frame_NllLossForwardBackward0, target), offsetof(tg__frame_NllLossForwardBackward0, target_t), 1, false },
     { offsetof(tg__frame_NllLossForwardBackward0, weight), offsetof(tg__frame_NllLossForwardBackward0, weight_t), 2, false },
 };
-static const uint8_t NllLossForwardBackward0_edges[] = {
-    0,
-    2,
-};
+static const uint8_t NllLossForwardBackward0_edges[] = { 0, 2 };
 static const tg_ag_save NllLossForwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NllLossForwardBackward0, self), offsetof(tg__node_NllLossForwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NllLossForwardBackward0, target), offsetof(tg__node_NllLossForwardBackward0, target), 0, NULL },
@@ -850,20 +648,19 @@ static const tg_ag_save NllLossForwardBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_NllLossForwardBackward0, ignore_index), offsetof(tg__node_NllLossForwardBackward0, ignore_index), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_NllLossForwardBackward0, result1), 0, NULL },
 };
-static const tg_fw_term NllLossForwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NllLossForwardBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term NllLossForwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), NllLossForwardBackward0_jvp0_0, NULL } };
 static const tg_ag_output NllLossForwardBackward0_outputs[] = {
     { offsetof(tg_output_total_weight, output), offsetof(tg__frame_NllLossForwardBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_output_total_weight, total_weight), offsetof(tg__frame_NllLossForwardBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type NllLossForwardBackward0_type = { { "NllLossForwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, NllLossForwardBackward0_formulas, 2, NllLossForwardBackward0_saves, 7 };
 static const tg_ag_entry NllLossForwardBackward0_entry = {
-    .vt = &NllLossForwardBackward0_type.vt, .node_size = sizeof(tg__node_NllLossForwardBackward0), .why = NULL,
+    .vt = &NllLossForwardBackward0_type.vt, .node_size = sizeof(tg__node_NllLossForwardBackward0),
     .inputs = NllLossForwardBackward0_inputs, .ninputs = 3,
     .edges = NllLossForwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = NllLossForwardBackward0_saves, .nsaves = 7,
     .outputs = NllLossForwardBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_output_total_weight),
-    .terms = NllLossForwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = NllLossForwardBackward0_terms, .nterms = 1,
 };
 
 /* NllLossBackwardBackward0: nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
@@ -880,33 +677,23 @@ typedef struct tg__node_NllLossBackwardBackward0 {
 static tg_tensor *NllLossBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_NllLossBackwardBackward0 *n = (tg__node_NllLossBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_target = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_target = NULL, *s_weight = NULL, *t0 = NULL;
     if (!(s_target = tg_autograd_unpack(&n->target, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (!(t0 = tg_nll_loss_fn(grads[0], s_target, (tg_nll_loss_opts){ .weight = s_weight, .reduction = n->reduction, .ignore_index = n->ignore_index }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_target);
-    tg_release(s_weight);
-    tg_release(t0);
+    tg_release(s_target); tg_release(s_weight); tg_release(t0);
     return tg_r;
 }
 
 /* self: zeros_like(grad) */
 static tg_tensor *NllLossBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_NllLossBackwardBackward0 *n = (tg__node_NllLossBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -917,16 +704,8 @@ static const tg_ag_formula NllLossBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = NllLossBackwardBackward0_self },
     { TG_AGF_NOT_IMPL, -1, UINT64_C(0x4), -1, "nll_loss_backward: the gradient with respect to weight", .fn.one = NULL },
 };
-static void NllLossBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_NllLossBackwardBackward0 *n = (tg__node_NllLossBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->target);
-    tg_autograd_saved_release(&n->weight);
-}
 
-static const tg_ag_node_type NllLossBackwardBackward0_type = { { "NllLossBackwardBackward0", tg__autograd_apply, NllLossBackwardBackward0_release_saved }, NllLossBackwardBackward0_formulas, 3 };
-
-/* The frame of NllLossBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NllLossBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NllLossBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -947,12 +726,9 @@ typedef struct tg__frame_NllLossBackwardBackward0 {
 static tg_tensor *NllLossBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NllLossBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_nll_loss_backward(n->grad_output_t, n->self, n->target, n->weight, n->reduction, n->ignore_index, n->total_weight))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -964,11 +740,7 @@ static const tg_ag_input NllLossBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_NllLossBackwardBackward0, weight), offsetof(tg__frame_NllLossBackwardBackward0, weight_t), 3, false },
     { offsetof(tg__frame_NllLossBackwardBackward0, total_weight), offsetof(tg__frame_NllLossBackwardBackward0, total_weight_t), 6, false },
 };
-static const uint8_t NllLossBackwardBackward0_edges[] = {
-    0,
-    1,
-    3,
-};
+static const uint8_t NllLossBackwardBackward0_edges[] = { 0, 1, 3 };
 static const tg_ag_save NllLossBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NllLossBackwardBackward0, target), offsetof(tg__node_NllLossBackwardBackward0, target), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NllLossBackwardBackward0, weight), offsetof(tg__node_NllLossBackwardBackward0, weight), 0, NULL },
@@ -976,19 +748,16 @@ static const tg_ag_save NllLossBackwardBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_NllLossBackwardBackward0, reduction), offsetof(tg__node_NllLossBackwardBackward0, reduction), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_NllLossBackwardBackward0, ignore_index), offsetof(tg__node_NllLossBackwardBackward0, ignore_index), sizeof(int64_t), NULL },
 };
-static const tg_fw_term NllLossBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NllLossBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output NllLossBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_NllLossBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term NllLossBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), NllLossBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output NllLossBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_NllLossBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type NllLossBackwardBackward0_type = { { "NllLossBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, NllLossBackwardBackward0_formulas, 3, NllLossBackwardBackward0_saves, 5 };
 static const tg_ag_entry NllLossBackwardBackward0_entry = {
-    .vt = &NllLossBackwardBackward0_type.vt, .node_size = sizeof(tg__node_NllLossBackwardBackward0), .why = NULL,
+    .vt = &NllLossBackwardBackward0_type.vt, .node_size = sizeof(tg__node_NllLossBackwardBackward0),
     .inputs = NllLossBackwardBackward0_inputs, .ninputs = 5,
     .edges = NllLossBackwardBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = NllLossBackwardBackward0_saves, .nsaves = 5,
     .outputs = NllLossBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NllLossBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = NllLossBackwardBackward0_terms, .nterms = 1,
 };
 
 /* ConvolutionBackwardBackward0: convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
@@ -1010,53 +779,26 @@ static int ConvolutionBackwardBackward0_grad_output_input_weight(tg_node *tg_nd,
 {
     tg__node_ConvolutionBackwardBackward0 *n = (tg__node_ConvolutionBackwardBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_weight = NULL;
+    tg_tensor *s_grad_output = NULL, *s_input = NULL, *s_weight = NULL;
     tg_tensors3 t0 = { 0 };
-    (void)n;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (!(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     t0 = tg__convolution_double_backward(grads[0], grads[1], grads[2], s_grad_output, s_weight, s_input, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    if (tg__node_needs_input_grad(&n->base, 0)) {
-        out[0] = t0.r0;
-        t0.r0 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 1)) {
-        out[1] = t0.r1;
-        t0.r1 = NULL;
-    }
-    if (tg__node_needs_input_grad(&n->base, 2)) {
-        out[2] = t0.r2;
-        t0.r2 = NULL;
-    }
+    if (tg__node_needs_input_grad(&n->base, 0)) out[0] = tg__gen_take(&t0.r0);
+    if (tg__node_needs_input_grad(&n->base, 1)) out[1] = tg__gen_take(&t0.r1);
+    if (tg__node_needs_input_grad(&n->base, 2)) out[2] = tg__gen_take(&t0.r2);
     tg_rc = 0;
 done:
-    tg_release(s_grad_output);
-    tg_release(s_input);
-    tg_release(s_weight);
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
+    tg_release(s_grad_output); tg_release(s_input); tg_release(s_weight); tg_release(t0.r0);
+    tg_release(t0.r1); tg_release(t0.r2);
     return tg_rc;
 }
 
-static const tg_ag_formula ConvolutionBackwardBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = ConvolutionBackwardBackward0_grad_output_input_weight },
-};
-static void ConvolutionBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_ConvolutionBackwardBackward0 *n = (tg__node_ConvolutionBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-}
+static const tg_ag_formula ConvolutionBackwardBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = ConvolutionBackwardBackward0_grad_output_input_weight } };
 
-static const tg_ag_node_type ConvolutionBackwardBackward0_type = { { "ConvolutionBackwardBackward0", tg__autograd_apply, ConvolutionBackwardBackward0_release_saved }, ConvolutionBackwardBackward0_formulas, 1 };
-
-/* The frame of ConvolutionBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ConvolutionBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ConvolutionBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1081,97 +823,64 @@ typedef struct tg__frame_ConvolutionBackwardBackward0 {
 static tg_tensor *ConvolutionBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ConvolutionBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_convolution_backward(n->grad_output, n->input, n->weight_t, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result0: std::get<0>(convolution_backward(grad_output_p, input_p, weight_t, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) + std::get<0>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {true, false, false})) (term 1) */
 static tg_tensor *ConvolutionBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ConvolutionBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_convolution_backward(n->grad_output_t, n->input, n->weight, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ true, false, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r0;
-    t0.r0 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r0);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) + std::get<1>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) (term 0) */
 static tg_tensor *ConvolutionBackwardBackward0_jvp1_0(void *tg_frame)
 {
     tg__frame_ConvolutionBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_convolution_backward(n->grad_output, n->input_t, n->weight, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result1: std::get<1>(convolution_backward(grad_output_p, input_t, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) + std::get<1>(convolution_backward(grad_output_t, input_p, weight_p, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, {false, true, false})) (term 1) */
 static tg_tensor *ConvolutionBackwardBackward0_jvp1_1(void *tg_frame)
 {
     tg__frame_ConvolutionBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
+    tg_tensor *tg_r = NULL, *t1 = NULL;
     tg_tensors3 t0 = { 0 };
-    tg_tensor *t1 = NULL;
-    (void)n;
     t0 = tg_convolution_backward(n->grad_output_t, n->input, n->weight, n->bias_sizes, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ false, true, false }, 3 });
     if (!t0.r0 && !t0.r1 && !t0.r2) goto done;
-    t1 = t0.r1;
-    t0.r1 = NULL;
-    tg_r = t1;
-    t1 = NULL;
+    t1 = tg__gen_take(&t0.r1);
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0.r0);
-    tg_release(t0.r1);
-    tg_release(t0.r2);
-    tg_release(t1);
+    tg_release(t0.r0); tg_release(t0.r1); tg_release(t0.r2); tg_release(t1);
     return tg_r;
 }
 /* result2: result2.defined() ? grad_output_t.sum(0).reshape({grad_output_t.size(1), -1}).sum(1) : Tensor() (term 0) */
 static tg_tensor *ConvolutionBackwardBackward0_jvp2_0(void *tg_frame)
 {
     tg__frame_ConvolutionBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL;
     int64_t t2 = 0;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
     if (n->result2 != NULL) {
         if (!(t1 = tg_sum_fn(n->grad_output_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
         if (tg__gen_size(tg__gen_sizes(n->grad_output_t), INT64_C(1), &t2)) goto done;
@@ -1179,18 +888,13 @@ static tg_tensor *ConvolutionBackwardBackward0_jvp2_0(void *tg_frame)
         TG__GEN_DROP(t1);
         if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
         TG__GEN_DROP(t3);
-        t0 = t4;
-        t4 = NULL;
+        t0 = tg__gen_take(&t4);
     } else {
         t0 = tg_retain(NULL);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t3); tg_release(t4);
     return tg_r;
 }
 static const tg_ag_input ConvolutionBackwardBackward0_inputs[] = {
@@ -1198,11 +902,7 @@ static const tg_ag_input ConvolutionBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_ConvolutionBackwardBackward0, input), offsetof(tg__frame_ConvolutionBackwardBackward0, input_t), 1, false },
     { offsetof(tg__frame_ConvolutionBackwardBackward0, weight), offsetof(tg__frame_ConvolutionBackwardBackward0, weight_t), 2, false },
 };
-static const uint8_t ConvolutionBackwardBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t ConvolutionBackwardBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save ConvolutionBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ConvolutionBackwardBackward0, grad_output), offsetof(tg__node_ConvolutionBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ConvolutionBackwardBackward0, input), offsetof(tg__node_ConvolutionBackwardBackward0, input), 0, NULL },
@@ -1226,13 +926,14 @@ static const tg_ag_output ConvolutionBackwardBackward0_outputs[] = {
     { offsetof(tg_tensors3, r1), offsetof(tg__frame_ConvolutionBackwardBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_tensors3, r2), offsetof(tg__frame_ConvolutionBackwardBackward0, result2), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
 };
+static const tg_ag_node_type ConvolutionBackwardBackward0_type = { { "ConvolutionBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, ConvolutionBackwardBackward0_formulas, 1, ConvolutionBackwardBackward0_saves, 9 };
 static const tg_ag_entry ConvolutionBackwardBackward0_entry = {
-    .vt = &ConvolutionBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ConvolutionBackwardBackward0), .why = NULL,
+    .vt = &ConvolutionBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ConvolutionBackwardBackward0),
     .inputs = ConvolutionBackwardBackward0_inputs, .ninputs = 3,
     .edges = ConvolutionBackwardBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = ConvolutionBackwardBackward0_saves, .nsaves = 9,
     .outputs = ConvolutionBackwardBackward0_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = ConvolutionBackwardBackward0_terms, .nterms = 5, .fw_why = NULL,
+    .terms = ConvolutionBackwardBackward0_terms, .nterms = 5,
 };
 
 /* AdaptiveMaxPool2dBackward0: adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
@@ -1246,36 +947,19 @@ typedef struct tg__node_AdaptiveMaxPool2dBackward0 {
 static tg_tensor *AdaptiveMaxPool2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AdaptiveMaxPool2dBackward0 *n = (tg__node_AdaptiveMaxPool2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_adaptive_max_pool2d_backward(grads[0], s_self, s_result1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula AdaptiveMaxPool2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AdaptiveMaxPool2dBackward0_self },
-};
-static void AdaptiveMaxPool2dBackward0_release_saved(tg_node *node)
-{
-    tg__node_AdaptiveMaxPool2dBackward0 *n = (tg__node_AdaptiveMaxPool2dBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula AdaptiveMaxPool2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AdaptiveMaxPool2dBackward0_self } };
 
-static const tg_ag_node_type AdaptiveMaxPool2dBackward0_type = { { "AdaptiveMaxPool2dBackward0", tg__autograd_apply, AdaptiveMaxPool2dBackward0_release_saved }, AdaptiveMaxPool2dBackward0_formulas, 1 };
-
-/* The frame of AdaptiveMaxPool2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AdaptiveMaxPool2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AdaptiveMaxPool2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1288,12 +972,7 @@ typedef struct tg__frame_AdaptiveMaxPool2dBackward0 {
 static tg_tensor *AdaptiveMaxPool2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AdaptiveMaxPool2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_flatten_fn(n->self_t, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
     if (!(t1 = tg_flatten_fn(n->result1, (tg_flatten_opts){ .start_dim = (-INT64_C(2)), .end_dim = -1 }))) goto done;
     if (!(t2 = tg_gather_fn(t0, (-INT64_C(1)), t1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
@@ -1301,39 +980,30 @@ static tg_tensor *AdaptiveMaxPool2dBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_view(t2, tg__gen_sizes(n->result1)))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
-static const tg_ag_input AdaptiveMaxPool2dBackward0_inputs[] = {
-    { offsetof(tg__frame_AdaptiveMaxPool2dBackward0, self), offsetof(tg__frame_AdaptiveMaxPool2dBackward0, self_t), 0, false },
-};
-static const uint8_t AdaptiveMaxPool2dBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input AdaptiveMaxPool2dBackward0_inputs[] = { { offsetof(tg__frame_AdaptiveMaxPool2dBackward0, self), offsetof(tg__frame_AdaptiveMaxPool2dBackward0, self_t), 0, false } };
+static const uint8_t AdaptiveMaxPool2dBackward0_edges[] = { 0 };
 static const tg_ag_save AdaptiveMaxPool2dBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AdaptiveMaxPool2dBackward0, self), offsetof(tg__node_AdaptiveMaxPool2dBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_AdaptiveMaxPool2dBackward0, result1), 0, NULL },
 };
-static const tg_fw_term AdaptiveMaxPool2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AdaptiveMaxPool2dBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term AdaptiveMaxPool2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), AdaptiveMaxPool2dBackward0_jvp0_0, NULL } };
 static const tg_ag_output AdaptiveMaxPool2dBackward0_outputs[] = {
     { offsetof(tg_tensors2, r0), offsetof(tg__frame_AdaptiveMaxPool2dBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_tensors2, r1), offsetof(tg__frame_AdaptiveMaxPool2dBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type AdaptiveMaxPool2dBackward0_type = { { "AdaptiveMaxPool2dBackward0", tg__autograd_apply, tg__autograd_release_saved }, AdaptiveMaxPool2dBackward0_formulas, 1, AdaptiveMaxPool2dBackward0_saves, 2 };
 static const tg_ag_entry AdaptiveMaxPool2dBackward0_entry = {
-    .vt = &AdaptiveMaxPool2dBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveMaxPool2dBackward0), .why = NULL,
+    .vt = &AdaptiveMaxPool2dBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveMaxPool2dBackward0),
     .inputs = AdaptiveMaxPool2dBackward0_inputs, .ninputs = 1,
     .edges = AdaptiveMaxPool2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = AdaptiveMaxPool2dBackward0_saves, .nsaves = 2,
     .outputs = AdaptiveMaxPool2dBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_tensors2),
-    .terms = AdaptiveMaxPool2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AdaptiveMaxPool2dBackward0_terms, .nterms = 1,
 };
 
 /* ReplicationPad2dBackwardBackward0: replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
@@ -1347,12 +1017,9 @@ typedef struct tg__node_ReplicationPad2dBackwardBackward0 {
 static tg_tensor *ReplicationPad2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReplicationPad2dBackwardBackward0 *n = (tg__node_ReplicationPad2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_replication_pad2d(grads[0], n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1362,18 +1029,13 @@ done:
 static tg_tensor *ReplicationPad2dBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReplicationPad2dBackwardBackward0 *n = (tg__node_ReplicationPad2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1381,15 +1043,8 @@ static const tg_ag_formula ReplicationPad2dBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReplicationPad2dBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = ReplicationPad2dBackwardBackward0_self },
 };
-static void ReplicationPad2dBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_ReplicationPad2dBackwardBackward0 *n = (tg__node_ReplicationPad2dBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type ReplicationPad2dBackwardBackward0_type = { { "ReplicationPad2dBackwardBackward0", tg__autograd_apply, ReplicationPad2dBackwardBackward0_release_saved }, ReplicationPad2dBackwardBackward0_formulas, 2 };
-
-/* The frame of ReplicationPad2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ReplicationPad2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ReplicationPad2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1403,12 +1058,9 @@ typedef struct tg__frame_ReplicationPad2dBackwardBackward0 {
 static tg_tensor *ReplicationPad2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ReplicationPad2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_replication_pad2d_backward(n->grad_output_t, n->self, n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1417,27 +1069,21 @@ static const tg_ag_input ReplicationPad2dBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_ReplicationPad2dBackwardBackward0, grad_output), offsetof(tg__frame_ReplicationPad2dBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_ReplicationPad2dBackwardBackward0, self), offsetof(tg__frame_ReplicationPad2dBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t ReplicationPad2dBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t ReplicationPad2dBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save ReplicationPad2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ReplicationPad2dBackwardBackward0, self), offsetof(tg__node_ReplicationPad2dBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_ReplicationPad2dBackwardBackward0, padding), offsetof(tg__node_ReplicationPad2dBackwardBackward0, padding), 0, NULL },
 };
-static const tg_fw_term ReplicationPad2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ReplicationPad2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ReplicationPad2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ReplicationPad2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ReplicationPad2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), ReplicationPad2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output ReplicationPad2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_ReplicationPad2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ReplicationPad2dBackwardBackward0_type = { { "ReplicationPad2dBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, ReplicationPad2dBackwardBackward0_formulas, 2, ReplicationPad2dBackwardBackward0_saves, 2 };
 static const tg_ag_entry ReplicationPad2dBackwardBackward0_entry = {
-    .vt = &ReplicationPad2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ReplicationPad2dBackwardBackward0), .why = NULL,
+    .vt = &ReplicationPad2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ReplicationPad2dBackwardBackward0),
     .inputs = ReplicationPad2dBackwardBackward0_inputs, .ninputs = 2,
     .edges = ReplicationPad2dBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = ReplicationPad2dBackwardBackward0_saves, .nsaves = 2,
     .outputs = ReplicationPad2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ReplicationPad2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ReplicationPad2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* UpsampleNearest2dBackwardBackward0: upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
@@ -1452,23 +1098,17 @@ typedef struct tg__node_UpsampleNearest2dBackwardBackward0 {
 static tg_tensor *UpsampleNearest2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_UpsampleNearest2dBackwardBackward0 *n = (tg__node_UpsampleNearest2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_nearest2d_fn(grads[0], n->output_size, (tg_upsample_nearest2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UpsampleNearest2dBackwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleNearest2dBackwardBackward0_grad_output },
-};
-static const tg_ag_node_type UpsampleNearest2dBackwardBackward0_type = { { "UpsampleNearest2dBackwardBackward0", tg__autograd_apply, NULL }, UpsampleNearest2dBackwardBackward0_formulas, 1 };
+static const tg_ag_formula UpsampleNearest2dBackwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleNearest2dBackwardBackward0_grad_output } };
 
-/* The frame of UpsampleNearest2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UpsampleNearest2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UpsampleNearest2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1483,40 +1123,30 @@ typedef struct tg__frame_UpsampleNearest2dBackwardBackward0 {
 static tg_tensor *UpsampleNearest2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UpsampleNearest2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_nearest2d_backward_fn(n->grad_output_t, n->output_size, n->input_size, (tg_upsample_nearest2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input UpsampleNearest2dBackwardBackward0_inputs[] = {
-    { offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, grad_output), offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, grad_output_t), 0, false },
-};
-static const uint8_t UpsampleNearest2dBackwardBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input UpsampleNearest2dBackwardBackward0_inputs[] = { { offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, grad_output), offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, grad_output_t), 0, false } };
+static const uint8_t UpsampleNearest2dBackwardBackward0_edges[] = { 0 };
 static const tg_ag_save UpsampleNearest2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, output_size), offsetof(tg__node_UpsampleNearest2dBackwardBackward0, output_size), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, scales_h), offsetof(tg__node_UpsampleNearest2dBackwardBackward0, scales_h), sizeof(tg_opt_float), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, scales_w), offsetof(tg__node_UpsampleNearest2dBackwardBackward0, scales_w), sizeof(tg_opt_float), NULL },
 };
-static const tg_fw_term UpsampleNearest2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), UpsampleNearest2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output UpsampleNearest2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term UpsampleNearest2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), UpsampleNearest2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output UpsampleNearest2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_UpsampleNearest2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type UpsampleNearest2dBackwardBackward0_type = { { "UpsampleNearest2dBackwardBackward0", tg__autograd_apply, NULL }, UpsampleNearest2dBackwardBackward0_formulas, 1, UpsampleNearest2dBackwardBackward0_saves, 3 };
 static const tg_ag_entry UpsampleNearest2dBackwardBackward0_entry = {
-    .vt = &UpsampleNearest2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleNearest2dBackwardBackward0), .why = NULL,
+    .vt = &UpsampleNearest2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleNearest2dBackwardBackward0),
     .inputs = UpsampleNearest2dBackwardBackward0_inputs, .ninputs = 1,
     .edges = UpsampleNearest2dBackwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = UpsampleNearest2dBackwardBackward0_saves, .nsaves = 3,
     .outputs = UpsampleNearest2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = UpsampleNearest2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UpsampleNearest2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* UpsampleBilinear2dBackwardBackward0: upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
@@ -1532,23 +1162,17 @@ typedef struct tg__node_UpsampleBilinear2dBackwardBackward0 {
 static tg_tensor *UpsampleBilinear2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_UpsampleBilinear2dBackwardBackward0 *n = (tg__node_UpsampleBilinear2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_bilinear2d_fn(grads[0], n->output_size, n->align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UpsampleBilinear2dBackwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleBilinear2dBackwardBackward0_grad_output },
-};
-static const tg_ag_node_type UpsampleBilinear2dBackwardBackward0_type = { { "UpsampleBilinear2dBackwardBackward0", tg__autograd_apply, NULL }, UpsampleBilinear2dBackwardBackward0_formulas, 1 };
+static const tg_ag_formula UpsampleBilinear2dBackwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleBilinear2dBackwardBackward0_grad_output } };
 
-/* The frame of UpsampleBilinear2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UpsampleBilinear2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UpsampleBilinear2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1564,41 +1188,31 @@ typedef struct tg__frame_UpsampleBilinear2dBackwardBackward0 {
 static tg_tensor *UpsampleBilinear2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UpsampleBilinear2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_bilinear2d_backward_fn(n->grad_output_t, n->output_size, n->input_size, n->align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input UpsampleBilinear2dBackwardBackward0_inputs[] = {
-    { offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, grad_output), offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, grad_output_t), 0, false },
-};
-static const uint8_t UpsampleBilinear2dBackwardBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input UpsampleBilinear2dBackwardBackward0_inputs[] = { { offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, grad_output), offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, grad_output_t), 0, false } };
+static const uint8_t UpsampleBilinear2dBackwardBackward0_edges[] = { 0 };
 static const tg_ag_save UpsampleBilinear2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, output_size), offsetof(tg__node_UpsampleBilinear2dBackwardBackward0, output_size), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, align_corners), offsetof(tg__node_UpsampleBilinear2dBackwardBackward0, align_corners), sizeof(bool), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, scales_h), offsetof(tg__node_UpsampleBilinear2dBackwardBackward0, scales_h), sizeof(tg_opt_float), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, scales_w), offsetof(tg__node_UpsampleBilinear2dBackwardBackward0, scales_w), sizeof(tg_opt_float), NULL },
 };
-static const tg_fw_term UpsampleBilinear2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), UpsampleBilinear2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output UpsampleBilinear2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term UpsampleBilinear2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), UpsampleBilinear2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output UpsampleBilinear2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_UpsampleBilinear2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type UpsampleBilinear2dBackwardBackward0_type = { { "UpsampleBilinear2dBackwardBackward0", tg__autograd_apply, NULL }, UpsampleBilinear2dBackwardBackward0_formulas, 1, UpsampleBilinear2dBackwardBackward0_saves, 4 };
 static const tg_ag_entry UpsampleBilinear2dBackwardBackward0_entry = {
-    .vt = &UpsampleBilinear2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleBilinear2dBackwardBackward0), .why = NULL,
+    .vt = &UpsampleBilinear2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleBilinear2dBackwardBackward0),
     .inputs = UpsampleBilinear2dBackwardBackward0_inputs, .ninputs = 1,
     .edges = UpsampleBilinear2dBackwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = UpsampleBilinear2dBackwardBackward0_saves, .nsaves = 4,
     .outputs = UpsampleBilinear2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = UpsampleBilinear2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UpsampleBilinear2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* HardtanhBackwardBackward0: hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
@@ -1613,30 +1227,22 @@ typedef struct tg__node_HardtanhBackwardBackward0 {
 static tg_tensor *HardtanhBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_HardtanhBackwardBackward0 *n = (tg__node_HardtanhBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_hardtanh_backward(grads[0], s_self, n->min_val, n->max_val))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
 /* self: zeros_like(grad) */
 static tg_tensor *HardtanhBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_HardtanhBackwardBackward0 *n = (tg__node_HardtanhBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1646,15 +1252,8 @@ static const tg_ag_formula HardtanhBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardtanhBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = HardtanhBackwardBackward0_self },
 };
-static void HardtanhBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_HardtanhBackwardBackward0 *n = (tg__node_HardtanhBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type HardtanhBackwardBackward0_type = { { "HardtanhBackwardBackward0", tg__autograd_apply, HardtanhBackwardBackward0_release_saved }, HardtanhBackwardBackward0_formulas, 2 };
-
-/* The frame of HardtanhBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of HardtanhBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_HardtanhBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1669,12 +1268,7 @@ typedef struct tg__frame_HardtanhBackwardBackward0 {
 static tg_tensor *HardtanhBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_HardtanhBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_gt_scalar(n->self, n->min_val))) goto done;
     if (!(t1 = tg_lt_scalar(n->self, n->max_val))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -1682,41 +1276,31 @@ static tg_tensor *HardtanhBackwardBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_where_scalar_other(t2, n->grad_output_t, (double)(INT64_C(0))))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 static const tg_ag_input HardtanhBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_HardtanhBackwardBackward0, grad_output), offsetof(tg__frame_HardtanhBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_HardtanhBackwardBackward0, self), offsetof(tg__frame_HardtanhBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t HardtanhBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t HardtanhBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save HardtanhBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardtanhBackwardBackward0, self), offsetof(tg__node_HardtanhBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_HardtanhBackwardBackward0, min_val), offsetof(tg__node_HardtanhBackwardBackward0, min_val), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_HardtanhBackwardBackward0, max_val), offsetof(tg__node_HardtanhBackwardBackward0, max_val), sizeof(double), NULL },
 };
-static const tg_fw_term HardtanhBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), HardtanhBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output HardtanhBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_HardtanhBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term HardtanhBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), HardtanhBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output HardtanhBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_HardtanhBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type HardtanhBackwardBackward0_type = { { "HardtanhBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, HardtanhBackwardBackward0_formulas, 2, HardtanhBackwardBackward0_saves, 3 };
 static const tg_ag_entry HardtanhBackwardBackward0_entry = {
-    .vt = &HardtanhBackwardBackward0_type.vt, .node_size = sizeof(tg__node_HardtanhBackwardBackward0), .why = NULL,
+    .vt = &HardtanhBackwardBackward0_type.vt, .node_size = sizeof(tg__node_HardtanhBackwardBackward0),
     .inputs = HardtanhBackwardBackward0_inputs, .ninputs = 2,
     .edges = HardtanhBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = HardtanhBackwardBackward0_saves, .nsaves = 3,
     .outputs = HardtanhBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = HardtanhBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = HardtanhBackwardBackward0_terms, .nterms = 1,
 };
 
 /* EluBackward0: elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
@@ -1732,32 +1316,18 @@ typedef struct tg__node_EluBackward0 {
 static tg_tensor *EluBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_EluBackward0 *n = (tg__node_EluBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_elu_backward(grads[0], n->alpha, n->scale, n->input_scale, false, s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula EluBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EluBackward0_self },
-};
-static void EluBackward0_release_saved(tg_node *node)
-{
-    tg__node_EluBackward0 *n = (tg__node_EluBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula EluBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EluBackward0_self } };
 
-static const tg_ag_node_type EluBackward0_type = { { "EluBackward0", tg__autograd_apply, EluBackward0_release_saved }, EluBackward0_formulas, 1 };
-
-/* The frame of EluBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EluBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EluBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1771,41 +1341,31 @@ typedef struct tg__frame_EluBackward0 {
 static tg_tensor *EluBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_EluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_elu_backward(n->self_t, n->alpha, n->scale, n->input_scale, false, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input EluBackward0_inputs[] = {
-    { offsetof(tg__frame_EluBackward0, self), offsetof(tg__frame_EluBackward0, self_t), 0, false },
-};
-static const uint8_t EluBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input EluBackward0_inputs[] = { { offsetof(tg__frame_EluBackward0, self), offsetof(tg__frame_EluBackward0, self_t), 0, false } };
+static const uint8_t EluBackward0_edges[] = { 0 };
 static const tg_ag_save EluBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_EluBackward0, self), offsetof(tg__node_EluBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackward0, alpha), offsetof(tg__node_EluBackward0, alpha), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackward0, scale), offsetof(tg__node_EluBackward0, scale), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackward0, input_scale), offsetof(tg__node_EluBackward0, input_scale), sizeof(double), NULL },
 };
-static const tg_fw_term EluBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), EluBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output EluBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_EluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term EluBackward0_terms[] = { { 0, false, UINT64_C(0x1), EluBackward0_jvp0_0, NULL } };
+static const tg_ag_output EluBackward0_outputs[] = { { 0, offsetof(tg__frame_EluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type EluBackward0_type = { { "EluBackward0", tg__autograd_apply, tg__autograd_release_saved }, EluBackward0_formulas, 1, EluBackward0_saves, 4 };
 static const tg_ag_entry EluBackward0_entry = {
-    .vt = &EluBackward0_type.vt, .node_size = sizeof(tg__node_EluBackward0), .why = NULL,
+    .vt = &EluBackward0_type.vt, .node_size = sizeof(tg__node_EluBackward0),
     .inputs = EluBackward0_inputs, .ninputs = 1,
     .edges = EluBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = EluBackward0_saves, .nsaves = 4,
     .outputs = EluBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = EluBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = EluBackward0_terms, .nterms = 1,
 };
 
 /* EluBackward1: elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
@@ -1821,32 +1381,18 @@ typedef struct tg__node_EluBackward1 {
 static tg_tensor *EluBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_EluBackward1 *n = (tg__node_EluBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_elu_backward(grads[0], n->alpha, n->scale, n->input_scale, true, s_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula EluBackward1_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EluBackward1_self },
-};
-static void EluBackward1_release_saved(tg_node *node)
-{
-    tg__node_EluBackward1 *n = (tg__node_EluBackward1 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula EluBackward1_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EluBackward1_self } };
 
-static const tg_ag_node_type EluBackward1_type = { { "EluBackward1", tg__autograd_apply, EluBackward1_release_saved }, EluBackward1_formulas, 1 };
-
-/* The frame of EluBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EluBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EluBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1860,45 +1406,33 @@ typedef struct tg__frame_EluBackward1 {
 static tg_tensor *EluBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_EluBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_elu_backward(n->self_t, n->alpha, n->scale, n->input_scale, true, n->result))) goto done;
     if (!(t1 = tg_copy__fn(n->self_t, t0, (tg_copy__opts){ .non_blocking = false }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input EluBackward1_inputs[] = {
-    { offsetof(tg__frame_EluBackward1, self), offsetof(tg__frame_EluBackward1, self_t), 0, false },
-};
-static const uint8_t EluBackward1_edges[] = {
-    0,
-};
+static const tg_ag_input EluBackward1_inputs[] = { { offsetof(tg__frame_EluBackward1, self), offsetof(tg__frame_EluBackward1, self_t), 0, false } };
+static const uint8_t EluBackward1_edges[] = { 0 };
 static const tg_ag_save EluBackward1_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackward1, alpha), offsetof(tg__node_EluBackward1, alpha), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackward1, scale), offsetof(tg__node_EluBackward1, scale), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackward1, input_scale), offsetof(tg__node_EluBackward1, input_scale), sizeof(double), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_EluBackward1, result), 0, NULL },
 };
-static const tg_fw_term EluBackward1_terms[] = {
-    { 0, false, UINT64_C(0x1), EluBackward1_jvp0_0, NULL },
-};
-static const tg_ag_output EluBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_EluBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term EluBackward1_terms[] = { { 0, false, UINT64_C(0x1), EluBackward1_jvp0_0, NULL } };
+static const tg_ag_output EluBackward1_outputs[] = { { 0, offsetof(tg__frame_EluBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type EluBackward1_type = { { "EluBackward1", tg__autograd_apply, tg__autograd_release_saved }, EluBackward1_formulas, 1, EluBackward1_saves, 4 };
 static const tg_ag_entry EluBackward1_entry = {
-    .vt = &EluBackward1_type.vt, .node_size = sizeof(tg__node_EluBackward1), .why = NULL,
+    .vt = &EluBackward1_type.vt, .node_size = sizeof(tg__node_EluBackward1),
     .inputs = EluBackward1_inputs, .ninputs = 1,
     .edges = EluBackward1_edges, .nedges = 1, .list_edge = -1,
     .saves = EluBackward1_saves, .nsaves = 4,
     .outputs = EluBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = EluBackward1_terms, .nterms = 1, .fw_why = NULL,
+    .terms = EluBackward1_terms, .nterms = 1,
 };
 
 /* SoftplusBackwardBackward0: softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
@@ -1914,17 +1448,12 @@ typedef struct tg__node_SoftplusBackwardBackward0 {
 static tg_tensor *SoftplusBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SoftplusBackwardBackward0 *n = (tg__node_SoftplusBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_softplus_backward(grads[0], s_self, n->beta, n->threshold))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1932,23 +1461,9 @@ done:
 static tg_tensor *SoftplusBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SoftplusBackwardBackward0 *n = (tg__node_SoftplusBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL, *t8 = NULL;
+    tg_tensor *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(s_self, n->beta))) goto done;
@@ -1976,24 +1491,11 @@ static tg_tensor *SoftplusBackwardBackward0_self(tg_node *tg_nd, tg_tensor *cons
     if (!(t12 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t11))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t11);
-    tg_r = t12;
-    t12 = NULL;
+    tg_r = tg__gen_take(&t12);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
+    tg_release(s_grad_output); tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4); tg_release(t5); tg_release(t6); tg_release(t7); tg_release(t8);
+    tg_release(t9); tg_release(t10); tg_release(t11); tg_release(t12);
     return tg_r;
 }
 
@@ -2001,16 +1503,8 @@ static const tg_ag_formula SoftplusBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SoftplusBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = SoftplusBackwardBackward0_self },
 };
-static void SoftplusBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_SoftplusBackwardBackward0 *n = (tg__node_SoftplusBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type SoftplusBackwardBackward0_type = { { "SoftplusBackwardBackward0", tg__autograd_apply, SoftplusBackwardBackward0_release_saved }, SoftplusBackwardBackward0_formulas, 2 };
-
-/* The frame of SoftplusBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SoftplusBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SoftplusBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -2025,12 +1519,9 @@ typedef struct tg__frame_SoftplusBackwardBackward0 {
 static tg_tensor *SoftplusBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SoftplusBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_softplus_backward(n->grad_output_t, n->self, n->beta, n->threshold))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2039,21 +1530,8 @@ done:
 static tg_tensor *SoftplusBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_SoftplusBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
     if (!(t0 = tg_mul_scalar(n->self, n->beta))) goto done;
     if (!(t1 = tg_gt_scalar(t0, n->threshold))) goto done;
     TG__GEN_DROP(t0);
@@ -2079,32 +1557,18 @@ static tg_tensor *SoftplusBackwardBackward0_jvp0_1(void *tg_frame)
     if (!(t12 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t11))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t11);
-    tg_r = t12;
-    t12 = NULL;
+    tg_r = tg__gen_take(&t12);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12);
     return tg_r;
 }
 static const tg_ag_input SoftplusBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_SoftplusBackwardBackward0, grad_output), offsetof(tg__frame_SoftplusBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_SoftplusBackwardBackward0, self), offsetof(tg__frame_SoftplusBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t SoftplusBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t SoftplusBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save SoftplusBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SoftplusBackwardBackward0, grad_output), offsetof(tg__node_SoftplusBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SoftplusBackwardBackward0, self), offsetof(tg__node_SoftplusBackwardBackward0, self), 0, NULL },
@@ -2115,16 +1579,15 @@ static const tg_fw_term SoftplusBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), SoftplusBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), SoftplusBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output SoftplusBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SoftplusBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output SoftplusBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_SoftplusBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SoftplusBackwardBackward0_type = { { "SoftplusBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, SoftplusBackwardBackward0_formulas, 2, SoftplusBackwardBackward0_saves, 4 };
 static const tg_ag_entry SoftplusBackwardBackward0_entry = {
-    .vt = &SoftplusBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SoftplusBackwardBackward0), .why = NULL,
+    .vt = &SoftplusBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SoftplusBackwardBackward0),
     .inputs = SoftplusBackwardBackward0_inputs, .ninputs = 2,
     .edges = SoftplusBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = SoftplusBackwardBackward0_saves, .nsaves = 4,
     .outputs = SoftplusBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SoftplusBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = SoftplusBackwardBackward0_terms, .nterms = 2,
 };
 
 /* LogsumexpBackward0: logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
@@ -2140,36 +1603,19 @@ typedef struct tg__node_LogsumexpBackward0 {
 static tg_tensor *LogsumexpBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogsumexpBackward0 *n = (tg__node_LogsumexpBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_logsumexp_backward(grads[0], s_self, s_result, n->dim, n->keepdim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula LogsumexpBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogsumexpBackward0_self },
-};
-static void LogsumexpBackward0_release_saved(tg_node *node)
-{
-    tg__node_LogsumexpBackward0 *n = (tg__node_LogsumexpBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula LogsumexpBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogsumexpBackward0_self } };
 
-static const tg_ag_node_type LogsumexpBackward0_type = { { "LogsumexpBackward0", tg__autograd_apply, LogsumexpBackward0_release_saved }, LogsumexpBackward0_formulas, 1 };
-
-/* The frame of LogsumexpBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LogsumexpBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LogsumexpBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2182,13 +1628,7 @@ typedef struct tg__frame_LogsumexpBackward0 {
 static tg_tensor *LogsumexpBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LogsumexpBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(t0 = tg_restore_reduced_dims(n->result, n->dim, n->keepdim))) goto done;
     if (!(t1 = tg_sub_fn(n->self, t0, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t0);
@@ -2198,41 +1638,29 @@ static tg_tensor *LogsumexpBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
-static const tg_ag_input LogsumexpBackward0_inputs[] = {
-    { offsetof(tg__frame_LogsumexpBackward0, self), offsetof(tg__frame_LogsumexpBackward0, self_t), 0, false },
-};
-static const uint8_t LogsumexpBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input LogsumexpBackward0_inputs[] = { { offsetof(tg__frame_LogsumexpBackward0, self), offsetof(tg__frame_LogsumexpBackward0, self_t), 0, false } };
+static const uint8_t LogsumexpBackward0_edges[] = { 0 };
 static const tg_ag_save LogsumexpBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogsumexpBackward0, self), offsetof(tg__node_LogsumexpBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_LogsumexpBackward0, dim), offsetof(tg__node_LogsumexpBackward0, dim), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_LogsumexpBackward0, keepdim), offsetof(tg__node_LogsumexpBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_LogsumexpBackward0, result), 0, NULL },
 };
-static const tg_fw_term LogsumexpBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LogsumexpBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output LogsumexpBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LogsumexpBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term LogsumexpBackward0_terms[] = { { 0, false, UINT64_C(0x1), LogsumexpBackward0_jvp0_0, NULL } };
+static const tg_ag_output LogsumexpBackward0_outputs[] = { { 0, offsetof(tg__frame_LogsumexpBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LogsumexpBackward0_type = { { "LogsumexpBackward0", tg__autograd_apply, tg__autograd_release_saved }, LogsumexpBackward0_formulas, 1, LogsumexpBackward0_saves, 4 };
 static const tg_ag_entry LogsumexpBackward0_entry = {
-    .vt = &LogsumexpBackward0_type.vt, .node_size = sizeof(tg__node_LogsumexpBackward0), .why = NULL,
+    .vt = &LogsumexpBackward0_type.vt, .node_size = sizeof(tg__node_LogsumexpBackward0),
     .inputs = LogsumexpBackward0_inputs, .ninputs = 1,
     .edges = LogsumexpBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = LogsumexpBackward0_saves, .nsaves = 4,
     .outputs = LogsumexpBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LogsumexpBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LogsumexpBackward0_terms, .nterms = 1,
 };
 
 /* CumsumBackward0: cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
@@ -2246,27 +1674,19 @@ typedef struct tg__node_CumsumBackward0 {
 static tg_tensor *CumsumBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_CumsumBackward0 *n = (tg__node_CumsumBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_to_fn(grads[0], n->self_scalar_type, (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_cumsum_backward(t0, n->dim))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula CumsumBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CumsumBackward0_self },
-};
-static const tg_ag_node_type CumsumBackward0_type = { { "CumsumBackward0", tg__autograd_apply, NULL }, CumsumBackward0_formulas, 1 };
+static const tg_ag_formula CumsumBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CumsumBackward0_self } };
 
-/* The frame of CumsumBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of CumsumBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_CumsumBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2279,39 +1699,29 @@ typedef struct tg__frame_CumsumBackward0 {
 static tg_tensor *CumsumBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_CumsumBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_cumsum_fn(n->self_t, n->dim, (tg_cumsum_opts){ .dtype = n->dtype }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input CumsumBackward0_inputs[] = {
-    { offsetof(tg__frame_CumsumBackward0, self), offsetof(tg__frame_CumsumBackward0, self_t), 0, false },
-};
-static const uint8_t CumsumBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input CumsumBackward0_inputs[] = { { offsetof(tg__frame_CumsumBackward0, self), offsetof(tg__frame_CumsumBackward0, self_t), 0, false } };
+static const uint8_t CumsumBackward0_edges[] = { 0 };
 static const tg_ag_save CumsumBackward0_saves[] = {
     { TG_AG_SAVE_DTYPE, false, offsetof(tg__frame_CumsumBackward0, self), offsetof(tg__node_CumsumBackward0, self_scalar_type), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_CumsumBackward0, dim), offsetof(tg__node_CumsumBackward0, dim), sizeof(int64_t), NULL },
 };
-static const tg_fw_term CumsumBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), CumsumBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output CumsumBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_CumsumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term CumsumBackward0_terms[] = { { 0, false, UINT64_C(0x1), CumsumBackward0_jvp0_0, NULL } };
+static const tg_ag_output CumsumBackward0_outputs[] = { { 0, offsetof(tg__frame_CumsumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type CumsumBackward0_type = { { "CumsumBackward0", tg__autograd_apply, NULL }, CumsumBackward0_formulas, 1, CumsumBackward0_saves, 2 };
 static const tg_ag_entry CumsumBackward0_entry = {
-    .vt = &CumsumBackward0_type.vt, .node_size = sizeof(tg__node_CumsumBackward0), .why = NULL,
+    .vt = &CumsumBackward0_type.vt, .node_size = sizeof(tg__node_CumsumBackward0),
     .inputs = CumsumBackward0_inputs, .ninputs = 1,
     .edges = CumsumBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = CumsumBackward0_saves, .nsaves = 2,
     .outputs = CumsumBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = CumsumBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = CumsumBackward0_terms, .nterms = 1,
 };
 
 /* IndexBackward0: index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
@@ -2325,34 +1735,19 @@ typedef struct tg__node_IndexBackward0 {
 static tg_tensor *IndexBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_zeros_fn(tg__saved_sizes_list(&n->self_sizes), (tg_zeros_opts){ .dtype = tg_tensor_dtype(grads[0]), .layout = TG_STRIDED, .device = tg_tensor_device(grads[0]), .pin_memory = (tg_opt_bool){ false, false } }))) goto done;
     if (!(t1 = tg_index_backward(t0, n->indices, grads[0]))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula IndexBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexBackward0_self },
-};
-static void IndexBackward0_release_saved(tg_node *node)
-{
-    tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)node;
-    tg_tensor_list_release(n->indices);
-    n->indices = (tg_tensor_list){ NULL, 0 };
-}
+static const tg_ag_formula IndexBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexBackward0_self } };
 
-static const tg_ag_node_type IndexBackward0_type = { { "IndexBackward0", tg__autograd_apply, IndexBackward0_release_saved }, IndexBackward0_formulas, 1 };
-
-/* The frame of IndexBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of IndexBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_IndexBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2365,12 +1760,9 @@ typedef struct tg__frame_IndexBackward0 {
 static tg_tensor *IndexBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_IndexBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_index(n->self_t, n->indices))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2379,103 +1771,78 @@ static const tg_ag_input IndexBackward0_inputs[] = {
     { offsetof(tg__frame_IndexBackward0, self), offsetof(tg__frame_IndexBackward0, self_t), 0, false },
     { offsetof(tg__frame_IndexBackward0, indices), offsetof(tg__frame_IndexBackward0, indices_t), 1, true },
 };
-static const uint8_t IndexBackward0_edges[] = {
-    0,
-};
+static const uint8_t IndexBackward0_edges[] = { 0 };
 static const tg_ag_save IndexBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_IndexBackward0, self), offsetof(tg__node_IndexBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_TENSORS, false, offsetof(tg__frame_IndexBackward0, indices), offsetof(tg__node_IndexBackward0, indices), 0, NULL },
 };
-static const tg_fw_term IndexBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), IndexBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output IndexBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_IndexBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term IndexBackward0_terms[] = { { 0, false, UINT64_C(0x1), IndexBackward0_jvp0_0, NULL } };
+static const tg_ag_output IndexBackward0_outputs[] = { { 0, offsetof(tg__frame_IndexBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type IndexBackward0_type = { { "IndexBackward0", tg__autograd_apply, tg__autograd_release_saved }, IndexBackward0_formulas, 1, IndexBackward0_saves, 2 };
 static const tg_ag_entry IndexBackward0_entry = {
-    .vt = &IndexBackward0_type.vt, .node_size = sizeof(tg__node_IndexBackward0), .why = NULL,
+    .vt = &IndexBackward0_type.vt, .node_size = sizeof(tg__node_IndexBackward0),
     .inputs = IndexBackward0_inputs, .ninputs = 2,
     .edges = IndexBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = IndexBackward0_saves, .nsaves = 2,
     .outputs = IndexBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = IndexBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = IndexBackward0_terms, .nterms = 1,
 };
 
 
 /* ---- autograd kernels ---- */
 
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_uniform_ = { "uniform_", "uniform_", &UniformBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
+    static const tg_ag_op tg_op = { "uniform_", "uniform_", &UniformBackward0_entry, true };
     tg__frame_UniformBackward0 tg_x = { .self = self, .from = from, .to = to, .generator = generator };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_uniform_, &tg_x) == 0) {
-        tg_r = tg_uniform__fn(self, (tg_uniform__opts){ .from = from, .to = to, .generator = generator });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_uniform__fn(self, (tg_uniform__opts){ .from = from, .to = to, .generator = generator });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_randint_like = { "randint_like", "randint_like", &RandintLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "randint_like", "randint_like", &RandintLikeBackward0_entry, false };
     tg__frame_RandintLikeBackward0 tg_x = { .self = self, .high = high, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_randint_like, &tg_x) == 0) {
-        tg_r = tg_randint_like_fn(self, high, (tg_randint_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_randint_like_fn(self, high, (tg_randint_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_randint_like_low = { "randint_like", "randint_like.low_dtype", &RandintLikeBackward1_entry, false };
-
 tg_tensor *tg__autograd_kernel_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "randint_like", "randint_like.low_dtype", &RandintLikeBackward1_entry, false };
     tg__frame_RandintLikeBackward1 tg_x = { .self = self, .low = low, .high = high, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_randint_like_low, &tg_x) == 0) {
-        tg_r = tg_randint_like_low_fn(self, low, high, (tg_randint_like_low_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_randint_like_low_fn(self, low, high, (tg_randint_like_low_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_eq = { "eq", "eq.Tensor", &EqBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "eq", "eq.Tensor", &EqBackward0_entry, false };
     tg__frame_EqBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_eq, &tg_x) == 0) {
-        tg_r = tg_eq(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_eq(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_eq_ = { "eq_", "eq_.Tensor", &EqBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "eq_", "eq_.Tensor", &EqBackward0_entry, true };
     tg__frame_EqBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_eq_, &tg_x) == 0) {
-        tg_r = tg_eq_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_eq_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2483,8 +1850,7 @@ tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_eq_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("eq", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("eq", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_eq_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -2495,8 +1861,7 @@ tg_tensor *tg__autograd_kernel_eq_out(tg_tensor *self, tg_tensor *other, tg_tens
 tg_tensor *tg__autograd_kernel_eq_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("eq", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("eq", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_eq_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -2504,32 +1869,24 @@ tg_tensor *tg__autograd_kernel_eq_scalar_out(tg_tensor *self, double other, tg_t
 }
 
 /* abs(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_abs = { "abs", "abs", &AbsBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "abs", "abs", &AbsBackward0_entry, false };
     tg__frame_AbsBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_abs, &tg_x) == 0) {
-        tg_r = tg_abs(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_abs(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_abs_ = { "abs_", "abs_", &AbsBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "abs_", "abs_", &AbsBackward0_entry, true };
     tg__frame_AbsBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_abs_, &tg_x) == 0) {
-        tg_r = tg_abs_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_abs_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2537,8 +1894,7 @@ tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_abs_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("abs", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("abs", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_abs_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -2546,32 +1902,24 @@ tg_tensor *tg__autograd_kernel_abs_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* sigmoid(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_sigmoid = { "sigmoid", "sigmoid", &SigmoidBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "sigmoid", "sigmoid", &SigmoidBackward0_entry, false };
     tg__frame_SigmoidBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sigmoid, &tg_x) == 0) {
-        tg_r = tg_sigmoid(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sigmoid(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_sigmoid_ = { "sigmoid_", "sigmoid_", &SigmoidBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "sigmoid_", "sigmoid_", &SigmoidBackward0_entry, true };
     tg__frame_SigmoidBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sigmoid_, &tg_x) == 0) {
-        tg_r = tg_sigmoid_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sigmoid_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2579,8 +1927,7 @@ tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("sigmoid", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("sigmoid", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_sigmoid_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -2588,32 +1935,24 @@ tg_tensor *tg__autograd_kernel_sigmoid_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* relu(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_relu = { "relu", "relu", &ReluBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "relu", "relu", &ReluBackward0_entry, false };
     tg__frame_ReluBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_relu, &tg_x) == 0) {
-        tg_r = tg_relu(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_relu(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_relu_ = { "relu_", "relu_", &ReluBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "relu_", "relu_", &ReluBackward0_entry, true };
     tg__frame_ReluBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_relu_, &tg_x) == 0) {
-        tg_r = tg_relu_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_relu_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2621,8 +1960,7 @@ tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_relu_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("relu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("relu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_relu_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -2630,152 +1968,112 @@ tg_tensor *tg__autograd_kernel_relu_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
-static const tg_ag_op tg__ag_split = { "split", "split.Tensor", &SplitBackward0_entry, false };
-
 tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "split", "split.Tensor", &SplitBackward0_entry, false };
     tg__frame_SplitBackward0 tg_x = { .self = self, .split_size = split_size, .dim = dim };
-    tg_tensor_list tg_r = (tg_tensor_list){ NULL, 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_split, &tg_x) == 0) {
-        tg_r = tg_split_fn(self, split_size, (tg_split_opts){ .dim = dim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg_split_fn(self, split_size, (tg_split_opts){ .dim = dim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
-static const tg_ag_op tg__ag_select_backward = { "select_backward", "select_backward", &SelectBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
+    static const tg_ag_op tg_op = { "select_backward", "select_backward", &SelectBackwardBackward0_entry, false };
     tg__frame_SelectBackwardBackward0 tg_x = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_select_backward, &tg_x) == 0) {
-        tg_r = tg_select_backward(grad_output, input_sizes, dim, index);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_select_backward(grad_output, input_sizes, dim, index);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
-static const tg_ag_op tg__ag_nll_loss_forward = { "nll_loss_forward", "nll_loss_forward", &NllLossForwardBackward0_entry, false };
-
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
+    static const tg_ag_op tg_op = { "nll_loss_forward", "nll_loss_forward", &NllLossForwardBackward0_entry, false };
     tg__frame_NllLossForwardBackward0 tg_x = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index };
-    tg_output_total_weight tg_r = (tg_output_total_weight){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_nll_loss_forward, &tg_x) == 0) {
-        tg_r = tg_nll_loss_forward(self, target, weight, reduction, ignore_index);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_output_total_weight tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_output_total_weight){ 0 } : tg_nll_loss_forward(self, target, weight, reduction, ignore_index);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
-static const tg_ag_op tg__ag_nll_loss_backward = { "nll_loss_backward", "nll_loss_backward", &NllLossBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
+    static const tg_ag_op tg_op = { "nll_loss_backward", "nll_loss_backward", &NllLossBackwardBackward0_entry, false };
     tg__frame_NllLossBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_nll_loss_backward, &tg_x) == 0) {
-        tg_r = tg_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_convolution_backward = { "convolution_backward", "convolution_backward", &ConvolutionBackwardBackward0_entry, false };
-
 tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
+    static const tg_ag_op tg_op = { "convolution_backward", "convolution_backward", &ConvolutionBackwardBackward0_entry, false };
     tg__frame_ConvolutionBackwardBackward0 tg_x = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_convolution_backward, &tg_x) == 0) {
-        tg_r = tg_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
-static const tg_ag_op tg__ag_adaptive_max_pool2d = { "adaptive_max_pool2d", "adaptive_max_pool2d", &AdaptiveMaxPool2dBackward0_entry, false };
-
 tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
 {
+    static const tg_ag_op tg_op = { "adaptive_max_pool2d", "adaptive_max_pool2d", &AdaptiveMaxPool2dBackward0_entry, false };
     tg__frame_AdaptiveMaxPool2dBackward0 tg_x = { .self = self, .output_size = output_size };
-    tg_tensors2 tg_r = (tg_tensors2){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_adaptive_max_pool2d, &tg_x) == 0) {
-        tg_r = tg_adaptive_max_pool2d(self, output_size);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors2 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors2){ 0 } : tg_adaptive_max_pool2d(self, output_size);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
-static const tg_ag_op tg__ag_replication_pad2d_backward = { "replication_pad2d_backward", "replication_pad2d_backward", &ReplicationPad2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
+    static const tg_ag_op tg_op = { "replication_pad2d_backward", "replication_pad2d_backward", &ReplicationPad2dBackwardBackward0_entry, false };
     tg__frame_ReplicationPad2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .padding = padding };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_replication_pad2d_backward, &tg_x) == 0) {
-        tg_r = tg_replication_pad2d_backward(grad_output, self, padding);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_replication_pad2d_backward(grad_output, self, padding);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
-static const tg_ag_op tg__ag_upsample_nearest2d_backward = { "upsample_nearest2d_backward", "upsample_nearest2d_backward", &UpsampleNearest2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
+    static const tg_ag_op tg_op = { "upsample_nearest2d_backward", "upsample_nearest2d_backward", &UpsampleNearest2dBackwardBackward0_entry, false };
     tg__frame_UpsampleNearest2dBackwardBackward0 tg_x = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_upsample_nearest2d_backward, &tg_x) == 0) {
-        tg_r = tg_upsample_nearest2d_backward_fn(grad_output, output_size, input_size, (tg_upsample_nearest2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_nearest2d_backward_fn(grad_output, output_size, input_size, (tg_upsample_nearest2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
-static const tg_ag_op tg__ag_upsample_bilinear2d_backward = { "upsample_bilinear2d_backward", "upsample_bilinear2d_backward", &UpsampleBilinear2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
+    static const tg_ag_op tg_op = { "upsample_bilinear2d_backward", "upsample_bilinear2d_backward", &UpsampleBilinear2dBackwardBackward0_entry, false };
     tg__frame_UpsampleBilinear2dBackwardBackward0 tg_x = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_upsample_bilinear2d_backward, &tg_x) == 0) {
-        tg_r = tg_upsample_bilinear2d_backward_fn(grad_output, output_size, input_size, align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_bilinear2d_backward_fn(grad_output, output_size, input_size, align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
-static const tg_ag_op tg__ag_hardtanh_backward = { "hardtanh_backward", "hardtanh_backward", &HardtanhBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
 {
+    static const tg_ag_op tg_op = { "hardtanh_backward", "hardtanh_backward", &HardtanhBackwardBackward0_entry, false };
     tg__frame_HardtanhBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardtanh_backward, &tg_x) == 0) {
-        tg_r = tg_hardtanh_backward(grad_output, self, min_val, max_val);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardtanh_backward(grad_output, self, min_val, max_val);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2783,8 +2081,7 @@ tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tens
 tg_tensor *tg__autograd_kernel_elu_out(tg_tensor *self, double alpha, double scale, double input_scale, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("elu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("elu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_elu_out_fn(self, out, (tg_elu_out_opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
     tg__autograd_below_end(tg_prev);
@@ -2792,32 +2089,24 @@ tg_tensor *tg__autograd_kernel_elu_out(tg_tensor *self, double alpha, double sca
 }
 
 /* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
-static const tg_ag_op tg__ag_elu = { "elu", "elu", &EluBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, double input_scale)
 {
+    static const tg_ag_op tg_op = { "elu", "elu", &EluBackward0_entry, false };
     tg__frame_EluBackward0 tg_x = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_elu, &tg_x) == 0) {
-        tg_r = tg_elu_fn(self, (tg_elu_opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_elu_fn(self, (tg_elu_opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_elu_ = { "elu_", "elu_", &EluBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
+    static const tg_ag_op tg_op = { "elu_", "elu_", &EluBackward1_entry, true };
     tg__frame_EluBackward1 tg_x = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_elu_, &tg_x) == 0) {
-        tg_r = tg_elu__fn(self, (tg_elu__opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_elu__fn(self, (tg_elu__opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2825,8 +2114,7 @@ tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale,
 tg_tensor *tg__autograd_kernel_softplus_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold, tg_tensor *grad_input)
 {
     tg_tensor *const tg_in[] = { grad_output, self, grad_input };
-    if (tg_autograd_check_out("softplus_backward", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("softplus_backward", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_softplus_backward_grad_input(grad_output, self, beta, threshold, grad_input);
     tg__autograd_below_end(tg_prev);
@@ -2834,32 +2122,24 @@ tg_tensor *tg__autograd_kernel_softplus_backward_grad_input(tg_tensor *grad_outp
 }
 
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
-static const tg_ag_op tg__ag_softplus_backward = { "softplus_backward", "softplus_backward", &SoftplusBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
 {
+    static const tg_ag_op tg_op = { "softplus_backward", "softplus_backward", &SoftplusBackwardBackward0_entry, false };
     tg__frame_SoftplusBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_softplus_backward, &tg_x) == 0) {
-        tg_r = tg_softplus_backward(grad_output, self, beta, threshold);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_softplus_backward(grad_output, self, beta, threshold);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_logsumexp = { "logsumexp", "logsumexp", &LogsumexpBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "logsumexp", "logsumexp", &LogsumexpBackward0_entry, false };
     tg__frame_LogsumexpBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_logsumexp, &tg_x) == 0) {
-        tg_r = tg_logsumexp_fn(self, dim, (tg_logsumexp_opts){ .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_logsumexp_fn(self, dim, (tg_logsumexp_opts){ .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2867,8 +2147,7 @@ tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool 
 tg_tensor *tg__autograd_kernel_logsumexp_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("logsumexp", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("logsumexp", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_logsumexp_out_fn(self, dim, out, (tg_logsumexp_out_opts){ .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -2879,8 +2158,7 @@ tg_tensor *tg__autograd_kernel_logsumexp_out(tg_tensor *self, tg_int_list dim, b
 tg_tensor *tg__autograd_kernel_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("cumsum", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("cumsum", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_cumsum_out_fn(self, dim, out, (tg_cumsum_out_opts){ .dtype = dtype });
     tg__autograd_below_end(tg_prev);
@@ -2888,47 +2166,35 @@ tg_tensor *tg__autograd_kernel_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype
 }
 
 /* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
-static const tg_ag_op tg__ag_cumsum = { "cumsum", "cumsum", &CumsumBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "cumsum", "cumsum", &CumsumBackward0_entry, false };
     tg__frame_CumsumBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cumsum, &tg_x) == 0) {
-        tg_r = tg_cumsum_fn(self, dim, (tg_cumsum_opts){ .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumsum_fn(self, dim, (tg_cumsum_opts){ .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_cumsum_ = { "cumsum_", "cumsum_", &CumsumBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "cumsum_", "cumsum_", &CumsumBackward0_entry, true };
     tg__frame_CumsumBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cumsum_, &tg_x) == 0) {
-        tg_r = tg_cumsum__fn(self, dim, (tg_cumsum__opts){ .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumsum__fn(self, dim, (tg_cumsum__opts){ .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
-static const tg_ag_op tg__ag_index = { "index", "index.Tensor", &IndexBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
 {
+    static const tg_ag_op tg_op = { "index", "index.Tensor", &IndexBackward0_entry, false };
     tg__frame_IndexBackward0 tg_x = { .self = self, .indices = indices };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_index, &tg_x) == 0) {
-        tg_r = tg_index(self, indices);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index(self, indices);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2936,8 +2202,7 @@ tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
 tg_tensor *tg__autograd_kernel_index_out(tg_tensor *self, tg_tensor_list indices, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("index", indices.data, (int)indices.len) || tg_autograd_check_out("index", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("index", indices.data, (int)indices.len) || tg_autograd_check_out("index", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_index_out(self, indices, out);
     tg__autograd_below_end(tg_prev);

@@ -109,9 +109,8 @@ typedef struct tg__node_AddBackward0 {
 /* self: grad */
 static tg_tensor *AddBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_AddBackward0 *n = (tg__node_AddBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -120,22 +119,16 @@ static tg_tensor *AddBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 static tg_tensor *AddBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AddBackward0 *n = (tg__node_AddBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (n->alpha == INT64_C(1)) {
         t0 = tg_retain(grads[0]);
     } else {
         if (!(t1 = tg_mul_scalar(grads[0], n->alpha))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -143,9 +136,8 @@ static const tg_ag_formula AddBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AddBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = AddBackward0_other },
 };
-static const tg_ag_node_type AddBackward0_type = { { "AddBackward0", tg__autograd_apply, NULL }, AddBackward0_formulas, 2 };
 
-/* The frame of AddBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AddBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AddBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -160,7 +152,6 @@ static tg_tensor *AddBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AddBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->self_t);
     return tg_r;
 }
@@ -168,49 +159,37 @@ static tg_tensor *AddBackward0_jvp0_0(void *tg_frame)
 static tg_tensor *AddBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_AddBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (n->alpha == INT64_C(1)) {
         t0 = tg_retain(n->other_t);
     } else {
         if (!(t1 = tg_mul_scalar(n->other_t, n->alpha))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input AddBackward0_inputs[] = {
     { offsetof(tg__frame_AddBackward0, self), offsetof(tg__frame_AddBackward0, self_t), 0, false },
     { offsetof(tg__frame_AddBackward0, other), offsetof(tg__frame_AddBackward0, other_t), 1, false },
 };
-static const uint8_t AddBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_ag_save AddBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AddBackward0, alpha), offsetof(tg__node_AddBackward0, alpha), sizeof(double), NULL },
-};
+static const uint8_t AddBackward0_edges[] = { 0, 1 };
+static const tg_ag_save AddBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AddBackward0, alpha), offsetof(tg__node_AddBackward0, alpha), sizeof(double), NULL } };
 static const tg_fw_term AddBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), AddBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), AddBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output AddBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AddBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output AddBackward0_outputs[] = { { 0, offsetof(tg__frame_AddBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AddBackward0_type = { { "AddBackward0", tg__autograd_apply, NULL }, AddBackward0_formulas, 2, AddBackward0_saves, 1 };
 static const tg_ag_entry AddBackward0_entry = {
-    .vt = &AddBackward0_type.vt, .node_size = sizeof(tg__node_AddBackward0), .why = NULL,
+    .vt = &AddBackward0_type.vt, .node_size = sizeof(tg__node_AddBackward0),
     .inputs = AddBackward0_inputs, .ninputs = 2,
     .edges = AddBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = AddBackward0_saves, .nsaves = 1,
     .outputs = AddBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AddBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = AddBackward0_terms, .nterms = 2,
 };
 
 /* NeBackward0: ne.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -221,13 +200,10 @@ typedef struct tg__node_NeBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *NeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_NeBackward0 *n = (tg__node_NeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -236,13 +212,10 @@ done:
 /* other: zeros_like(grad) */
 static tg_tensor *NeBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_NeBackward0 *n = (tg__node_NeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -252,9 +225,8 @@ static const tg_ag_formula NeBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = NeBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = NeBackward0_other },
 };
-static const tg_ag_node_type NeBackward0_type = { { "NeBackward0", tg__autograd_apply, NULL }, NeBackward0_formulas, 2 };
 
-/* The frame of NeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -267,12 +239,9 @@ typedef struct tg__frame_NeBackward0 {
 static tg_tensor *NeBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NeBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -281,23 +250,16 @@ static const tg_ag_input NeBackward0_inputs[] = {
     { offsetof(tg__frame_NeBackward0, self), offsetof(tg__frame_NeBackward0, self_t), 0, false },
     { offsetof(tg__frame_NeBackward0, other), offsetof(tg__frame_NeBackward0, other_t), 1, false },
 };
-static const uint8_t NeBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term NeBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), NeBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output NeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_NeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t NeBackward0_edges[] = { 0, 1 };
+static const tg_fw_term NeBackward0_terms[] = { { 0, false, UINT64_C(0x1), NeBackward0_jvp0_0, NULL } };
+static const tg_ag_output NeBackward0_outputs[] = { { 0, offsetof(tg__frame_NeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type NeBackward0_type = { { "NeBackward0", tg__autograd_apply, NULL }, NeBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry NeBackward0_entry = {
-    .vt = &NeBackward0_type.vt, .node_size = sizeof(tg__node_NeBackward0), .why = NULL,
+    .vt = &NeBackward0_type.vt, .node_size = sizeof(tg__node_NeBackward0),
     .inputs = NeBackward0_inputs, .ninputs = 2,
     .edges = NeBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = NeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NeBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = NeBackward0_terms, .nterms = 1,
 };
 
 /* ClampBackward0: clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
@@ -312,32 +274,18 @@ typedef struct tg__node_ClampBackward0 {
 static tg_tensor *ClampBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ClampBackward0 *n = (tg__node_ClampBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward(grads[0], s_self, n->min, n->max))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ClampBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ClampBackward0_self },
-};
-static void ClampBackward0_release_saved(tg_node *node)
-{
-    tg__node_ClampBackward0 *n = (tg__node_ClampBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula ClampBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ClampBackward0_self } };
 
-static const tg_ag_node_type ClampBackward0_type = { { "ClampBackward0", tg__autograd_apply, ClampBackward0_release_saved }, ClampBackward0_formulas, 1 };
-
-/* The frame of ClampBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ClampBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ClampBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -350,40 +298,30 @@ typedef struct tg__frame_ClampBackward0 {
 static tg_tensor *ClampBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ClampBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_clamp_backward(n->self_t, n->self, n->min, n->max))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ClampBackward0_inputs[] = {
-    { offsetof(tg__frame_ClampBackward0, self), offsetof(tg__frame_ClampBackward0, self_t), 0, false },
-};
-static const uint8_t ClampBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input ClampBackward0_inputs[] = { { offsetof(tg__frame_ClampBackward0, self), offsetof(tg__frame_ClampBackward0, self_t), 0, false } };
+static const uint8_t ClampBackward0_edges[] = { 0 };
 static const tg_ag_save ClampBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ClampBackward0, self), offsetof(tg__node_ClampBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ClampBackward0, min), offsetof(tg__node_ClampBackward0, min), sizeof(tg_opt_float), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ClampBackward0, max), offsetof(tg__node_ClampBackward0, max), sizeof(tg_opt_float), NULL },
 };
-static const tg_fw_term ClampBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ClampBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ClampBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ClampBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ClampBackward0_terms[] = { { 0, false, UINT64_C(0x1), ClampBackward0_jvp0_0, NULL } };
+static const tg_ag_output ClampBackward0_outputs[] = { { 0, offsetof(tg__frame_ClampBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ClampBackward0_type = { { "ClampBackward0", tg__autograd_apply, tg__autograd_release_saved }, ClampBackward0_formulas, 1, ClampBackward0_saves, 3 };
 static const tg_ag_entry ClampBackward0_entry = {
-    .vt = &ClampBackward0_type.vt, .node_size = sizeof(tg__node_ClampBackward0), .why = NULL,
+    .vt = &ClampBackward0_type.vt, .node_size = sizeof(tg__node_ClampBackward0),
     .inputs = ClampBackward0_inputs, .ninputs = 1,
     .edges = ClampBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ClampBackward0_saves, .nsaves = 3,
     .outputs = ClampBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ClampBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ClampBackward0_terms, .nterms = 1,
 };
 
 /* ClampBackward1: clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
@@ -400,23 +338,14 @@ typedef struct tg__node_ClampBackward1 {
 static tg_tensor *ClampBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_min = NULL;
-    tg_tensor *s_max = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_min = NULL, *s_max = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (n->min_defined && !(s_min = tg_autograd_unpack(&n->min, &n->base))) goto done;
     if (n->max_defined && !(s_max = tg_autograd_unpack(&n->max, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward_tensor(grads[0], s_self, s_min, s_max))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_min);
-    tg_release(s_max);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_min); tg_release(s_max); tg_release(t0);
     return tg_r;
 }
 
@@ -424,23 +353,14 @@ done:
 static tg_tensor *ClampBackward1_min(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_min = NULL;
-    tg_tensor *s_max = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_min = NULL, *s_max = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (n->min_defined && !(s_min = tg_autograd_unpack(&n->min, &n->base))) goto done;
     if (n->max_defined && !(s_max = tg_autograd_unpack(&n->max, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward_min(grads[0], s_self, s_min, s_max))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_min);
-    tg_release(s_max);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_min); tg_release(s_max); tg_release(t0);
     return tg_r;
 }
 
@@ -448,23 +368,14 @@ done:
 static tg_tensor *ClampBackward1_max(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_min = NULL;
-    tg_tensor *s_max = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_min = NULL, *s_max = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (n->min_defined && !(s_min = tg_autograd_unpack(&n->min, &n->base))) goto done;
     if (n->max_defined && !(s_max = tg_autograd_unpack(&n->max, &n->base))) goto done;
     if (!(t0 = tg_clamp_backward_max(grads[0], s_self, s_min, s_max))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_min);
-    tg_release(s_max);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_min); tg_release(s_max); tg_release(t0);
     return tg_r;
 }
 
@@ -473,17 +384,8 @@ static const tg_ag_formula ClampBackward1_formulas[] = {
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = ClampBackward1_min },
     { TG_AGF_ONE, 2, UINT64_C(0x4), -1, NULL, .fn.one = ClampBackward1_max },
 };
-static void ClampBackward1_release_saved(tg_node *node)
-{
-    tg__node_ClampBackward1 *n = (tg__node_ClampBackward1 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->min);
-    tg_autograd_saved_release(&n->max);
-}
 
-static const tg_ag_node_type ClampBackward1_type = { { "ClampBackward1", tg__autograd_apply, ClampBackward1_release_saved }, ClampBackward1_formulas, 3 };
-
-/* The frame of ClampBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ClampBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ClampBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -498,21 +400,8 @@ typedef struct tg__frame_ClampBackward1 {
 static tg_tensor *ClampBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_ClampBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
     if ((n->min != NULL) && (n->max != NULL)) {
         if (!(t1 = tg_gt(n->min, n->max))) goto done;
         if (!(t2 = tg_lt(n->self, n->min))) goto done;
@@ -525,62 +414,39 @@ static tg_tensor *ClampBackward1_jvp0_0(void *tg_frame)
         if (!(t6 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t5))) goto done;
         TG__GEN_DROP(t1);
         TG__GEN_DROP(t5);
-        t0 = t6;
-        t6 = NULL;
+        t0 = tg__gen_take(&t6);
     } else {
         if (n->min != NULL) {
             if (!(t8 = tg_gt(n->self, n->min))) goto done;
             if (!(t9 = tg_where_scalar_other(t8, n->self_t, (double)(INT64_C(0))))) goto done;
             TG__GEN_DROP(t8);
-            t7 = t9;
-            t9 = NULL;
+            t7 = tg__gen_take(&t9);
         } else {
             if (n->max != NULL) {
                 if (!(t11 = tg_lt(n->self, n->max))) goto done;
                 if (!(t12 = tg_where_scalar_other(t11, n->self_t, (double)(INT64_C(0))))) goto done;
                 TG__GEN_DROP(t11);
-                t10 = t12;
-                t12 = NULL;
+                t10 = tg__gen_take(&t12);
             } else {
                 t10 = tg_retain(n->self_t);
             }
-            t7 = t10;
-            t10 = NULL;
+            t7 = tg__gen_take(&t10);
         }
-        t0 = t7;
-        t7 = NULL;
+        t0 = tg__gen_take(&t7);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12);
     return tg_r;
 }
 /* result: (min_p.has_value() && max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, 0, where(self_p > max_p, 0, self_t))) : min_p.has_value() ? where(self_p > min_p, self_t, 0) : max_p.has_value() ? where(self_p < max_p, self_t, 0) : self_t) + (max_p.has_value() ? where(min_p > max_p, 0, where(self_p < min_p, min_t, 0)) : where(self_p > min_p, 0, min_t)) + (min_p.has_value() ? where(min_p > max_p, max_t, where(self_p < min_p, 0, where(self_p > max_p, max_t, 0))) : where(self_p < max_p, 0, max_t)) (term 1) */
 static tg_tensor *ClampBackward1_jvp0_1(void *tg_frame)
 {
     tg__frame_ClampBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensor *t6 = NULL;
-    (void)n;
     if (n->max != NULL) {
         if (!(t1 = tg_gt(n->min, n->max))) goto done;
         if (!(t2 = tg_lt(n->self, n->min))) goto done;
@@ -589,24 +455,16 @@ static tg_tensor *ClampBackward1_jvp0_1(void *tg_frame)
         if (!(t4 = tg_where_scalar_self(t1, (double)(INT64_C(0)), t3))) goto done;
         TG__GEN_DROP(t1);
         TG__GEN_DROP(t3);
-        t0 = t4;
-        t4 = NULL;
+        t0 = tg__gen_take(&t4);
     } else {
         if (!(t5 = tg_gt(n->self, n->min))) goto done;
         if (!(t6 = tg_where_scalar_self(t5, (double)(INT64_C(0)), n->min_t))) goto done;
         TG__GEN_DROP(t5);
-        t0 = t6;
-        t6 = NULL;
+        t0 = tg__gen_take(&t6);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     tg_release(t6);
     return tg_r;
 }
@@ -614,17 +472,8 @@ done:
 static tg_tensor *ClampBackward1_jvp0_2(void *tg_frame)
 {
     tg__frame_ClampBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL;
     if (n->min != NULL) {
         if (!(t1 = tg_gt(n->min, n->max))) goto done;
         if (!(t2 = tg_lt(n->self, n->min))) goto done;
@@ -637,27 +486,17 @@ static tg_tensor *ClampBackward1_jvp0_2(void *tg_frame)
         if (!(t6 = tg_where(t1, n->max_t, t5))) goto done;
         TG__GEN_DROP(t1);
         TG__GEN_DROP(t5);
-        t0 = t6;
-        t6 = NULL;
+        t0 = tg__gen_take(&t6);
     } else {
         if (!(t7 = tg_lt(n->self, n->max))) goto done;
         if (!(t8 = tg_where_scalar_self(t7, (double)(INT64_C(0)), n->max_t))) goto done;
         TG__GEN_DROP(t7);
-        t0 = t8;
-        t8 = NULL;
+        t0 = tg__gen_take(&t8);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8);
     return tg_r;
 }
 static const tg_ag_input ClampBackward1_inputs[] = {
@@ -665,11 +504,7 @@ static const tg_ag_input ClampBackward1_inputs[] = {
     { offsetof(tg__frame_ClampBackward1, min), offsetof(tg__frame_ClampBackward1, min_t), 1, false },
     { offsetof(tg__frame_ClampBackward1, max), offsetof(tg__frame_ClampBackward1, max_t), 2, false },
 };
-static const uint8_t ClampBackward1_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t ClampBackward1_edges[] = { 0, 1, 2 };
 static const tg_ag_save ClampBackward1_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ClampBackward1, self), offsetof(tg__node_ClampBackward1, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ClampBackward1, min), offsetof(tg__node_ClampBackward1, min), 0, NULL },
@@ -682,16 +517,15 @@ static const tg_fw_term ClampBackward1_terms[] = {
     { 0, false, UINT64_C(0x2), ClampBackward1_jvp0_1, NULL },
     { 0, false, UINT64_C(0x4), ClampBackward1_jvp0_2, NULL },
 };
-static const tg_ag_output ClampBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_ClampBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output ClampBackward1_outputs[] = { { 0, offsetof(tg__frame_ClampBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ClampBackward1_type = { { "ClampBackward1", tg__autograd_apply, tg__autograd_release_saved }, ClampBackward1_formulas, 3, ClampBackward1_saves, 5 };
 static const tg_ag_entry ClampBackward1_entry = {
-    .vt = &ClampBackward1_type.vt, .node_size = sizeof(tg__node_ClampBackward1), .why = NULL,
+    .vt = &ClampBackward1_type.vt, .node_size = sizeof(tg__node_ClampBackward1),
     .inputs = ClampBackward1_inputs, .ninputs = 3,
     .edges = ClampBackward1_edges, .nedges = 3, .list_edge = -1,
     .saves = ClampBackward1_saves, .nsaves = 5,
     .outputs = ClampBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ClampBackward1_terms, .nterms = 3, .fw_why = NULL,
+    .terms = ClampBackward1_terms, .nterms = 3,
 };
 
 /* CosBackward0: cos(Tensor self) -> Tensor */
@@ -704,40 +538,22 @@ typedef struct tg__node_CosBackward0 {
 static tg_tensor *CosBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_CosBackward0 *n = (tg__node_CosBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_sin(s_self))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_mul(grads[0], t1))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 
-static const tg_ag_formula CosBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CosBackward0_self },
-};
-static void CosBackward0_release_saved(tg_node *node)
-{
-    tg__node_CosBackward0 *n = (tg__node_CosBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula CosBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CosBackward0_self } };
 
-static const tg_ag_node_type CosBackward0_type = { { "CosBackward0", tg__autograd_apply, CosBackward0_release_saved }, CosBackward0_formulas, 1 };
-
-/* The frame of CosBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of CosBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_CosBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -748,46 +564,30 @@ typedef struct tg__frame_CosBackward0 {
 static tg_tensor *CosBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_CosBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_sin(n->self))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_mul(n->self_t, t1))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
-static const tg_ag_input CosBackward0_inputs[] = {
-    { offsetof(tg__frame_CosBackward0, self), offsetof(tg__frame_CosBackward0, self_t), 0, false },
-};
-static const uint8_t CosBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save CosBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_CosBackward0, self), offsetof(tg__node_CosBackward0, self), 0, NULL },
-};
-static const tg_fw_term CosBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), CosBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output CosBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_CosBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input CosBackward0_inputs[] = { { offsetof(tg__frame_CosBackward0, self), offsetof(tg__frame_CosBackward0, self_t), 0, false } };
+static const uint8_t CosBackward0_edges[] = { 0 };
+static const tg_ag_save CosBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_CosBackward0, self), offsetof(tg__node_CosBackward0, self), 0, NULL } };
+static const tg_fw_term CosBackward0_terms[] = { { 0, false, UINT64_C(0x1), CosBackward0_jvp0_0, NULL } };
+static const tg_ag_output CosBackward0_outputs[] = { { 0, offsetof(tg__frame_CosBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type CosBackward0_type = { { "CosBackward0", tg__autograd_apply, tg__autograd_release_saved }, CosBackward0_formulas, 1, CosBackward0_saves, 1 };
 static const tg_ag_entry CosBackward0_entry = {
-    .vt = &CosBackward0_type.vt, .node_size = sizeof(tg__node_CosBackward0), .why = NULL,
+    .vt = &CosBackward0_type.vt, .node_size = sizeof(tg__node_CosBackward0),
     .inputs = CosBackward0_inputs, .ninputs = 1,
     .edges = CosBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = CosBackward0_saves, .nsaves = 1,
     .outputs = CosBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = CosBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = CosBackward0_terms, .nterms = 1,
 };
 
 /* MeanBackward0: mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -802,11 +602,8 @@ typedef struct tg__node_MeanBackward0 {
 static tg_tensor *MeanBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MeanBackward0 *n = (tg__node_MeanBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t2 = NULL;
     int64_t t1 = 0;
-    tg_tensor *t2 = NULL;
-    (void)n;
     if (!(t0 = tg_sum_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->keepdim))) goto done;
     if (tg_tensor_numel(grads[0]) == INT64_C(0)) {
         t1 = INT64_C(1);
@@ -815,20 +612,15 @@ static tg_tensor *MeanBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     }
     if (!(t2 = tg_div_scalar(t0, (double)(t1)))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t2);
+    tg_release(t0); tg_release(t2);
     return tg_r;
 }
 
-static const tg_ag_formula MeanBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MeanBackward0_self },
-};
-static const tg_ag_node_type MeanBackward0_type = { { "MeanBackward0", tg__autograd_apply, NULL }, MeanBackward0_formulas, 1 };
+static const tg_ag_formula MeanBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MeanBackward0_self } };
 
-/* The frame of MeanBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MeanBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MeanBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -842,40 +634,30 @@ typedef struct tg__frame_MeanBackward0 {
 static tg_tensor *MeanBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MeanBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mean_fn(n->self_t, (tg_mean_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = n->dtype }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input MeanBackward0_inputs[] = {
-    { offsetof(tg__frame_MeanBackward0, self), offsetof(tg__frame_MeanBackward0, self_t), 0, false },
-};
-static const uint8_t MeanBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input MeanBackward0_inputs[] = { { offsetof(tg__frame_MeanBackward0, self), offsetof(tg__frame_MeanBackward0, self_t), 0, false } };
+static const uint8_t MeanBackward0_edges[] = { 0 };
 static const tg_ag_save MeanBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_MeanBackward0, self), offsetof(tg__node_MeanBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_MeanBackward0, dim), offsetof(tg__node_MeanBackward0, dim), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_MeanBackward0, keepdim), offsetof(tg__node_MeanBackward0, keepdim), sizeof(bool), NULL },
 };
-static const tg_fw_term MeanBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MeanBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output MeanBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MeanBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term MeanBackward0_terms[] = { { 0, false, UINT64_C(0x1), MeanBackward0_jvp0_0, NULL } };
+static const tg_ag_output MeanBackward0_outputs[] = { { 0, offsetof(tg__frame_MeanBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MeanBackward0_type = { { "MeanBackward0", tg__autograd_apply, NULL }, MeanBackward0_formulas, 1, MeanBackward0_saves, 3 };
 static const tg_ag_entry MeanBackward0_entry = {
-    .vt = &MeanBackward0_type.vt, .node_size = sizeof(tg__node_MeanBackward0), .why = NULL,
+    .vt = &MeanBackward0_type.vt, .node_size = sizeof(tg__node_MeanBackward0),
     .inputs = MeanBackward0_inputs, .ninputs = 1,
     .edges = MeanBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MeanBackward0_saves, .nsaves = 3,
     .outputs = MeanBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MeanBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MeanBackward0_terms, .nterms = 1,
 };
 
 /* ProdBackward0: prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
@@ -891,40 +673,21 @@ typedef struct tg__node_ProdBackward0 {
 static tg_tensor *ProdBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ProdBackward0 *n = (tg__node_ProdBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_to_fn(s_self, tg_tensor_dtype(grads[0]), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_prod_backward(grads[0], t0, s_result, n->dim, n->keepdim))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(s_result); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula ProdBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ProdBackward0_self },
-};
-static void ProdBackward0_release_saved(tg_node *node)
-{
-    tg__node_ProdBackward0 *n = (tg__node_ProdBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula ProdBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ProdBackward0_self } };
 
-static const tg_ag_node_type ProdBackward0_type = { { "ProdBackward0", tg__autograd_apply, ProdBackward0_release_saved }, ProdBackward0_formulas, 1 };
-
-/* The frame of ProdBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ProdBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ProdBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -938,13 +701,7 @@ typedef struct tg__frame_ProdBackward0 {
 static tg_tensor *ProdBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ProdBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_to_fn(n->self, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t2 = tg_prod_backward(t0, t1, n->result, n->dim, n->keepdim))) goto done;
@@ -954,41 +711,29 @@ static tg_tensor *ProdBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
-static const tg_ag_input ProdBackward0_inputs[] = {
-    { offsetof(tg__frame_ProdBackward0, self), offsetof(tg__frame_ProdBackward0, self_t), 0, false },
-};
-static const uint8_t ProdBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input ProdBackward0_inputs[] = { { offsetof(tg__frame_ProdBackward0, self), offsetof(tg__frame_ProdBackward0, self_t), 0, false } };
+static const uint8_t ProdBackward0_edges[] = { 0 };
 static const tg_ag_save ProdBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ProdBackward0, self), offsetof(tg__node_ProdBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ProdBackward0, dim), offsetof(tg__node_ProdBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ProdBackward0, keepdim), offsetof(tg__node_ProdBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_ProdBackward0, result), 0, NULL },
 };
-static const tg_fw_term ProdBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ProdBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ProdBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ProdBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ProdBackward0_terms[] = { { 0, false, UINT64_C(0x1), ProdBackward0_jvp0_0, NULL } };
+static const tg_ag_output ProdBackward0_outputs[] = { { 0, offsetof(tg__frame_ProdBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ProdBackward0_type = { { "ProdBackward0", tg__autograd_apply, tg__autograd_release_saved }, ProdBackward0_formulas, 1, ProdBackward0_saves, 4 };
 static const tg_ag_entry ProdBackward0_entry = {
-    .vt = &ProdBackward0_type.vt, .node_size = sizeof(tg__node_ProdBackward0), .why = NULL,
+    .vt = &ProdBackward0_type.vt, .node_size = sizeof(tg__node_ProdBackward0),
     .inputs = ProdBackward0_inputs, .ninputs = 1,
     .edges = ProdBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ProdBackward0_saves, .nsaves = 4,
     .outputs = ProdBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ProdBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ProdBackward0_terms, .nterms = 1,
 };
 
 /* CopyBackward0: copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
@@ -999,13 +744,10 @@ typedef struct tg__node_CopyBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *CopyBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_CopyBackward0 *n = (tg__node_CopyBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1014,9 +756,8 @@ done:
 /* src: grad */
 static tg_tensor *CopyBackward0_src(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_CopyBackward0 *n = (tg__node_CopyBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -1025,9 +766,8 @@ static const tg_ag_formula CopyBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CopyBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = CopyBackward0_src },
 };
-static const tg_ag_node_type CopyBackward0_type = { { "CopyBackward0", tg__autograd_apply, NULL }, CopyBackward0_formulas, 2 };
 
-/* The frame of CopyBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of CopyBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_CopyBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1041,12 +781,9 @@ typedef struct tg__frame_CopyBackward0 {
 static tg_tensor *CopyBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_CopyBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_copy__fn(n->self_t, n->src_t, (tg_copy__opts){ .non_blocking = false }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1055,23 +792,16 @@ static const tg_ag_input CopyBackward0_inputs[] = {
     { offsetof(tg__frame_CopyBackward0, self), offsetof(tg__frame_CopyBackward0, self_t), 0, false },
     { offsetof(tg__frame_CopyBackward0, src), offsetof(tg__frame_CopyBackward0, src_t), 1, false },
 };
-static const uint8_t CopyBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term CopyBackward0_terms[] = {
-    { 0, false, UINT64_C(0x3), CopyBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output CopyBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_CopyBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t CopyBackward0_edges[] = { 0, 1 };
+static const tg_fw_term CopyBackward0_terms[] = { { 0, false, UINT64_C(0x3), CopyBackward0_jvp0_0, NULL } };
+static const tg_ag_output CopyBackward0_outputs[] = { { 0, offsetof(tg__frame_CopyBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type CopyBackward0_type = { { "CopyBackward0", tg__autograd_apply, NULL }, CopyBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry CopyBackward0_entry = {
-    .vt = &CopyBackward0_type.vt, .node_size = sizeof(tg__node_CopyBackward0), .why = NULL,
+    .vt = &CopyBackward0_type.vt, .node_size = sizeof(tg__node_CopyBackward0),
     .inputs = CopyBackward0_inputs, .ninputs = 2,
     .edges = CopyBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = CopyBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = CopyBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = CopyBackward0_terms, .nterms = 1,
 };
 
 /* SoftmaxBackward0: _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -1086,32 +816,18 @@ typedef struct tg__node_SoftmaxBackward0 {
 static tg_tensor *SoftmaxBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SoftmaxBackward0 *n = (tg__node_SoftmaxBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg__softmax_backward_data(grads[0], s_result, n->dim, n->self_scalar_type))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SoftmaxBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SoftmaxBackward0_self },
-};
-static void SoftmaxBackward0_release_saved(tg_node *node)
-{
-    tg__node_SoftmaxBackward0 *n = (tg__node_SoftmaxBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula SoftmaxBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SoftmaxBackward0_self } };
 
-static const tg_ag_node_type SoftmaxBackward0_type = { { "SoftmaxBackward0", tg__autograd_apply, SoftmaxBackward0_release_saved }, SoftmaxBackward0_formulas, 1 };
-
-/* The frame of SoftmaxBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SoftmaxBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SoftmaxBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1124,12 +840,7 @@ typedef struct tg__frame_SoftmaxBackward0 {
 static tg_tensor *SoftmaxBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SoftmaxBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_mul(n->self_t, n->result))) goto done;
     if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
@@ -1137,39 +848,28 @@ static tg_tensor *SoftmaxBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(n->result, t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
-static const tg_ag_input SoftmaxBackward0_inputs[] = {
-    { offsetof(tg__frame_SoftmaxBackward0, self), offsetof(tg__frame_SoftmaxBackward0, self_t), 0, false },
-};
-static const uint8_t SoftmaxBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SoftmaxBackward0_inputs[] = { { offsetof(tg__frame_SoftmaxBackward0, self), offsetof(tg__frame_SoftmaxBackward0, self_t), 0, false } };
+static const uint8_t SoftmaxBackward0_edges[] = { 0 };
 static const tg_ag_save SoftmaxBackward0_saves[] = {
     { TG_AG_SAVE_DTYPE, false, offsetof(tg__frame_SoftmaxBackward0, self), offsetof(tg__node_SoftmaxBackward0, self_scalar_type), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SoftmaxBackward0, dim), offsetof(tg__node_SoftmaxBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_SoftmaxBackward0, result), 0, NULL },
 };
-static const tg_fw_term SoftmaxBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SoftmaxBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SoftmaxBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SoftmaxBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SoftmaxBackward0_terms[] = { { 0, false, UINT64_C(0x1), SoftmaxBackward0_jvp0_0, NULL } };
+static const tg_ag_output SoftmaxBackward0_outputs[] = { { 0, offsetof(tg__frame_SoftmaxBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SoftmaxBackward0_type = { { "SoftmaxBackward0", tg__autograd_apply, tg__autograd_release_saved }, SoftmaxBackward0_formulas, 1, SoftmaxBackward0_saves, 3 };
 static const tg_ag_entry SoftmaxBackward0_entry = {
-    .vt = &SoftmaxBackward0_type.vt, .node_size = sizeof(tg__node_SoftmaxBackward0), .why = NULL,
+    .vt = &SoftmaxBackward0_type.vt, .node_size = sizeof(tg__node_SoftmaxBackward0),
     .inputs = SoftmaxBackward0_inputs, .ninputs = 1,
     .edges = SoftmaxBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SoftmaxBackward0_saves, .nsaves = 3,
     .outputs = SoftmaxBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SoftmaxBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SoftmaxBackward0_terms, .nterms = 1,
 };
 
 /* LogSoftmaxBackwardDataBackward0: _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
@@ -1184,13 +884,7 @@ typedef struct tg__node_LogSoftmaxBackwardDataBackward0 {
 static tg_tensor *LogSoftmaxBackwardDataBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogSoftmaxBackwardDataBackward0 *n = (tg__node_LogSoftmaxBackwardDataBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_output = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_output = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_exp(s_output))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
@@ -1199,14 +893,9 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_grad_output(tg_node *tg_nd, tg
     TG__GEN_DROP(t1);
     if (!(t3 = tg_sub_fn(grads[0], t2, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(s_output);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(s_output); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 
@@ -1214,15 +903,8 @@ done:
 static tg_tensor *LogSoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogSoftmaxBackwardDataBackward0 *n = (tg__node_LogSoftmaxBackwardDataBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_output = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_output = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_sum_fn(s_grad_output, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
@@ -1234,16 +916,10 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tens
     TG__GEN_DROP(t2);
     if (!(t4 = tg_neg(t3))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_output);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_grad_output); tg_release(s_output); tg_release(t0); tg_release(t1);
+    tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
@@ -1251,16 +927,8 @@ static const tg_ag_formula LogSoftmaxBackwardDataBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogSoftmaxBackwardDataBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = LogSoftmaxBackwardDataBackward0_output },
 };
-static void LogSoftmaxBackwardDataBackward0_release_saved(tg_node *node)
-{
-    tg__node_LogSoftmaxBackwardDataBackward0 *n = (tg__node_LogSoftmaxBackwardDataBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->output);
-}
 
-static const tg_ag_node_type LogSoftmaxBackwardDataBackward0_type = { { "LogSoftmaxBackwardDataBackward0", tg__autograd_apply, LogSoftmaxBackwardDataBackward0_release_saved }, LogSoftmaxBackwardDataBackward0_formulas, 2 };
-
-/* The frame of LogSoftmaxBackwardDataBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LogSoftmaxBackwardDataBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LogSoftmaxBackwardDataBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1275,12 +943,9 @@ typedef struct tg__frame_LogSoftmaxBackwardDataBackward0 {
 static tg_tensor *LogSoftmaxBackwardDataBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LogSoftmaxBackwardDataBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg__log_softmax_backward_data(n->grad_output_t, n->output, n->dim, n->input_dtype))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1289,12 +954,7 @@ done:
 static tg_tensor *LogSoftmaxBackwardDataBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_LogSoftmaxBackwardDataBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_exp(n->output))) goto done;
     if (!(t1 = tg_mul(n->output_t, t0))) goto done;
     TG__GEN_DROP(t0);
@@ -1302,23 +962,16 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_jvp0_1(void *tg_frame)
     if (!(t3 = tg_mul(t1, t2))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 static const tg_ag_input LogSoftmaxBackwardDataBackward0_inputs[] = {
     { offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, grad_output), offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, output), offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, output_t), 1, false },
 };
-static const uint8_t LogSoftmaxBackwardDataBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t LogSoftmaxBackwardDataBackward0_edges[] = { 0, 1 };
 static const tg_ag_save LogSoftmaxBackwardDataBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, grad_output), offsetof(tg__node_LogSoftmaxBackwardDataBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, output), offsetof(tg__node_LogSoftmaxBackwardDataBackward0, output), 0, NULL },
@@ -1328,16 +981,15 @@ static const tg_fw_term LogSoftmaxBackwardDataBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), LogSoftmaxBackwardDataBackward0_jvp0_0, NULL },
     { 0, true, UINT64_C(0x2), LogSoftmaxBackwardDataBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output LogSoftmaxBackwardDataBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output LogSoftmaxBackwardDataBackward0_outputs[] = { { 0, offsetof(tg__frame_LogSoftmaxBackwardDataBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LogSoftmaxBackwardDataBackward0_type = { { "LogSoftmaxBackwardDataBackward0", tg__autograd_apply, tg__autograd_release_saved }, LogSoftmaxBackwardDataBackward0_formulas, 2, LogSoftmaxBackwardDataBackward0_saves, 3 };
 static const tg_ag_entry LogSoftmaxBackwardDataBackward0_entry = {
-    .vt = &LogSoftmaxBackwardDataBackward0_type.vt, .node_size = sizeof(tg__node_LogSoftmaxBackwardDataBackward0), .why = NULL,
+    .vt = &LogSoftmaxBackwardDataBackward0_type.vt, .node_size = sizeof(tg__node_LogSoftmaxBackwardDataBackward0),
     .inputs = LogSoftmaxBackwardDataBackward0_inputs, .ninputs = 2,
     .edges = LogSoftmaxBackwardDataBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = LogSoftmaxBackwardDataBackward0_saves, .nsaves = 3,
     .outputs = LogSoftmaxBackwardDataBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LogSoftmaxBackwardDataBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = LogSoftmaxBackwardDataBackward0_terms, .nterms = 2,
 };
 
 /* ThresholdBackwardBackward0: threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
@@ -1351,30 +1003,22 @@ typedef struct tg__node_ThresholdBackwardBackward0 {
 static tg_tensor *ThresholdBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ThresholdBackwardBackward0 *n = (tg__node_ThresholdBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_threshold_backward(grads[0], s_self, n->threshold))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
 /* self: zeros_like(grad) */
 static tg_tensor *ThresholdBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_ThresholdBackwardBackward0 *n = (tg__node_ThresholdBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1384,15 +1028,8 @@ static const tg_ag_formula ThresholdBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ThresholdBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = ThresholdBackwardBackward0_self },
 };
-static void ThresholdBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_ThresholdBackwardBackward0 *n = (tg__node_ThresholdBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type ThresholdBackwardBackward0_type = { { "ThresholdBackwardBackward0", tg__autograd_apply, ThresholdBackwardBackward0_release_saved }, ThresholdBackwardBackward0_formulas, 2 };
-
-/* The frame of ThresholdBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ThresholdBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ThresholdBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1406,12 +1043,9 @@ typedef struct tg__frame_ThresholdBackwardBackward0 {
 static tg_tensor *ThresholdBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ThresholdBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_threshold_backward(n->grad_output_t, n->self, n->threshold))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1420,27 +1054,21 @@ static const tg_ag_input ThresholdBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_ThresholdBackwardBackward0, grad_output), offsetof(tg__frame_ThresholdBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_ThresholdBackwardBackward0, self), offsetof(tg__frame_ThresholdBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t ThresholdBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t ThresholdBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save ThresholdBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ThresholdBackwardBackward0, self), offsetof(tg__node_ThresholdBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_ThresholdBackwardBackward0, threshold), offsetof(tg__node_ThresholdBackwardBackward0, threshold), sizeof(double), NULL },
 };
-static const tg_fw_term ThresholdBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ThresholdBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ThresholdBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ThresholdBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ThresholdBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), ThresholdBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output ThresholdBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_ThresholdBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ThresholdBackwardBackward0_type = { { "ThresholdBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, ThresholdBackwardBackward0_formulas, 2, ThresholdBackwardBackward0_saves, 2 };
 static const tg_ag_entry ThresholdBackwardBackward0_entry = {
-    .vt = &ThresholdBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ThresholdBackwardBackward0), .why = NULL,
+    .vt = &ThresholdBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ThresholdBackwardBackward0),
     .inputs = ThresholdBackwardBackward0_inputs, .ninputs = 2,
     .edges = ThresholdBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = ThresholdBackwardBackward0_saves, .nsaves = 2,
     .outputs = ThresholdBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ThresholdBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ThresholdBackwardBackward0_terms, .nterms = 1,
 };
 
 /* MaxPoolDoubleBackwardBackward0: max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
@@ -1454,36 +1082,19 @@ typedef struct tg__node_MaxPoolDoubleBackwardBackward0 {
 static tg_tensor *MaxPoolDoubleBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaxPoolDoubleBackwardBackward0 *n = (tg__node_MaxPoolDoubleBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_indices = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_indices = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
     if (!(t0 = tg_adaptive_max_pool2d_backward(grads[0], s_self, s_indices))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_indices);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_indices); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MaxPoolDoubleBackwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxPoolDoubleBackwardBackward0_self },
-};
-static void MaxPoolDoubleBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaxPoolDoubleBackwardBackward0 *n = (tg__node_MaxPoolDoubleBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->indices);
-}
+static const tg_ag_formula MaxPoolDoubleBackwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxPoolDoubleBackwardBackward0_self } };
 
-static const tg_ag_node_type MaxPoolDoubleBackwardBackward0_type = { { "MaxPoolDoubleBackwardBackward0", tg__autograd_apply, MaxPoolDoubleBackwardBackward0_release_saved }, MaxPoolDoubleBackwardBackward0_formulas, 1 };
-
-/* The frame of MaxPoolDoubleBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaxPoolDoubleBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaxPoolDoubleBackwardBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1497,12 +1108,9 @@ typedef struct tg__frame_MaxPoolDoubleBackwardBackward0 {
 static tg_tensor *MaxPoolDoubleBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaxPoolDoubleBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_max_pool_double_backward(n->self_t, n->indices, n->dim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1511,26 +1119,21 @@ static const tg_ag_input MaxPoolDoubleBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, self), offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, self_t), 0, false },
     { offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, indices), offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, indices_t), 1, false },
 };
-static const uint8_t MaxPoolDoubleBackwardBackward0_edges[] = {
-    0,
-};
+static const uint8_t MaxPoolDoubleBackwardBackward0_edges[] = { 0 };
 static const tg_ag_save MaxPoolDoubleBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, self), offsetof(tg__node_MaxPoolDoubleBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, indices), offsetof(tg__node_MaxPoolDoubleBackwardBackward0, indices), 0, NULL },
 };
-static const tg_fw_term MaxPoolDoubleBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MaxPoolDoubleBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output MaxPoolDoubleBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term MaxPoolDoubleBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), MaxPoolDoubleBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output MaxPoolDoubleBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_MaxPoolDoubleBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MaxPoolDoubleBackwardBackward0_type = { { "MaxPoolDoubleBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaxPoolDoubleBackwardBackward0_formulas, 1, MaxPoolDoubleBackwardBackward0_saves, 2 };
 static const tg_ag_entry MaxPoolDoubleBackwardBackward0_entry = {
-    .vt = &MaxPoolDoubleBackwardBackward0_type.vt, .node_size = sizeof(tg__node_MaxPoolDoubleBackwardBackward0), .why = NULL,
+    .vt = &MaxPoolDoubleBackwardBackward0_type.vt, .node_size = sizeof(tg__node_MaxPoolDoubleBackwardBackward0),
     .inputs = MaxPoolDoubleBackwardBackward0_inputs, .ninputs = 2,
     .edges = MaxPoolDoubleBackwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MaxPoolDoubleBackwardBackward0_saves, .nsaves = 2,
     .outputs = MaxPoolDoubleBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MaxPoolDoubleBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MaxPoolDoubleBackwardBackward0_terms, .nterms = 1,
 };
 
 /* AvgPool2dBackward0: avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
@@ -1549,32 +1152,18 @@ typedef struct tg__node_AvgPool2dBackward0 {
 static tg_tensor *AvgPool2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AvgPool2dBackward0 *n = (tg__node_AvgPool2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_avg_pool2d_backward(grads[0], s_self, n->kernel_size, n->stride, n->padding, n->ceil_mode, n->count_include_pad, n->divisor_override))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula AvgPool2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AvgPool2dBackward0_self },
-};
-static void AvgPool2dBackward0_release_saved(tg_node *node)
-{
-    tg__node_AvgPool2dBackward0 *n = (tg__node_AvgPool2dBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula AvgPool2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AvgPool2dBackward0_self } };
 
-static const tg_ag_node_type AvgPool2dBackward0_type = { { "AvgPool2dBackward0", tg__autograd_apply, AvgPool2dBackward0_release_saved }, AvgPool2dBackward0_formulas, 1 };
-
-/* The frame of AvgPool2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AvgPool2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AvgPool2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1591,22 +1180,15 @@ typedef struct tg__frame_AvgPool2dBackward0 {
 static tg_tensor *AvgPool2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AvgPool2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_avg_pool2d_fn(n->self_t, n->kernel_size, (tg_avg_pool2d_opts){ .stride = n->stride, .padding = n->padding, .ceil_mode = n->ceil_mode, .count_include_pad = n->count_include_pad, .divisor_override = n->divisor_override }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input AvgPool2dBackward0_inputs[] = {
-    { offsetof(tg__frame_AvgPool2dBackward0, self), offsetof(tg__frame_AvgPool2dBackward0, self_t), 0, false },
-};
-static const uint8_t AvgPool2dBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input AvgPool2dBackward0_inputs[] = { { offsetof(tg__frame_AvgPool2dBackward0, self), offsetof(tg__frame_AvgPool2dBackward0, self_t), 0, false } };
+static const uint8_t AvgPool2dBackward0_edges[] = { 0 };
 static const tg_ag_save AvgPool2dBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AvgPool2dBackward0, self), offsetof(tg__node_AvgPool2dBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_AvgPool2dBackward0, kernel_size), offsetof(tg__node_AvgPool2dBackward0, kernel_size), 0, NULL },
@@ -1616,19 +1198,16 @@ static const tg_ag_save AvgPool2dBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AvgPool2dBackward0, count_include_pad), offsetof(tg__node_AvgPool2dBackward0, count_include_pad), sizeof(bool), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_AvgPool2dBackward0, divisor_override), offsetof(tg__node_AvgPool2dBackward0, divisor_override), sizeof(tg_opt_int), NULL },
 };
-static const tg_fw_term AvgPool2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AvgPool2dBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AvgPool2dBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AvgPool2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term AvgPool2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), AvgPool2dBackward0_jvp0_0, NULL } };
+static const tg_ag_output AvgPool2dBackward0_outputs[] = { { 0, offsetof(tg__frame_AvgPool2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AvgPool2dBackward0_type = { { "AvgPool2dBackward0", tg__autograd_apply, tg__autograd_release_saved }, AvgPool2dBackward0_formulas, 1, AvgPool2dBackward0_saves, 7 };
 static const tg_ag_entry AvgPool2dBackward0_entry = {
-    .vt = &AvgPool2dBackward0_type.vt, .node_size = sizeof(tg__node_AvgPool2dBackward0), .why = NULL,
+    .vt = &AvgPool2dBackward0_type.vt, .node_size = sizeof(tg__node_AvgPool2dBackward0),
     .inputs = AvgPool2dBackward0_inputs, .ninputs = 1,
     .edges = AvgPool2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = AvgPool2dBackward0_saves, .nsaves = 7,
     .outputs = AvgPool2dBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AvgPool2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AvgPool2dBackward0_terms, .nterms = 1,
 };
 
 /* AdaptiveAvgPool2dBackward0: _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
@@ -1641,32 +1220,18 @@ typedef struct tg__node_AdaptiveAvgPool2dBackward0 {
 static tg_tensor *AdaptiveAvgPool2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AdaptiveAvgPool2dBackward0 *n = (tg__node_AdaptiveAvgPool2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg__adaptive_avg_pool2d_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula AdaptiveAvgPool2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AdaptiveAvgPool2dBackward0_self },
-};
-static void AdaptiveAvgPool2dBackward0_release_saved(tg_node *node)
-{
-    tg__node_AdaptiveAvgPool2dBackward0 *n = (tg__node_AdaptiveAvgPool2dBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula AdaptiveAvgPool2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AdaptiveAvgPool2dBackward0_self } };
 
-static const tg_ag_node_type AdaptiveAvgPool2dBackward0_type = { { "AdaptiveAvgPool2dBackward0", tg__autograd_apply, AdaptiveAvgPool2dBackward0_release_saved }, AdaptiveAvgPool2dBackward0_formulas, 1 };
-
-/* The frame of AdaptiveAvgPool2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AdaptiveAvgPool2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AdaptiveAvgPool2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1678,38 +1243,26 @@ typedef struct tg__frame_AdaptiveAvgPool2dBackward0 {
 static tg_tensor *AdaptiveAvgPool2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AdaptiveAvgPool2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg__adaptive_avg_pool2d(n->self_t, n->output_size))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input AdaptiveAvgPool2dBackward0_inputs[] = {
-    { offsetof(tg__frame_AdaptiveAvgPool2dBackward0, self), offsetof(tg__frame_AdaptiveAvgPool2dBackward0, self_t), 0, false },
-};
-static const uint8_t AdaptiveAvgPool2dBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save AdaptiveAvgPool2dBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AdaptiveAvgPool2dBackward0, self), offsetof(tg__node_AdaptiveAvgPool2dBackward0, self), 0, NULL },
-};
-static const tg_fw_term AdaptiveAvgPool2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AdaptiveAvgPool2dBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AdaptiveAvgPool2dBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AdaptiveAvgPool2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input AdaptiveAvgPool2dBackward0_inputs[] = { { offsetof(tg__frame_AdaptiveAvgPool2dBackward0, self), offsetof(tg__frame_AdaptiveAvgPool2dBackward0, self_t), 0, false } };
+static const uint8_t AdaptiveAvgPool2dBackward0_edges[] = { 0 };
+static const tg_ag_save AdaptiveAvgPool2dBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AdaptiveAvgPool2dBackward0, self), offsetof(tg__node_AdaptiveAvgPool2dBackward0, self), 0, NULL } };
+static const tg_fw_term AdaptiveAvgPool2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), AdaptiveAvgPool2dBackward0_jvp0_0, NULL } };
+static const tg_ag_output AdaptiveAvgPool2dBackward0_outputs[] = { { 0, offsetof(tg__frame_AdaptiveAvgPool2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AdaptiveAvgPool2dBackward0_type = { { "AdaptiveAvgPool2dBackward0", tg__autograd_apply, tg__autograd_release_saved }, AdaptiveAvgPool2dBackward0_formulas, 1, AdaptiveAvgPool2dBackward0_saves, 1 };
 static const tg_ag_entry AdaptiveAvgPool2dBackward0_entry = {
-    .vt = &AdaptiveAvgPool2dBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveAvgPool2dBackward0), .why = NULL,
+    .vt = &AdaptiveAvgPool2dBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveAvgPool2dBackward0),
     .inputs = AdaptiveAvgPool2dBackward0_inputs, .ninputs = 1,
     .edges = AdaptiveAvgPool2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = AdaptiveAvgPool2dBackward0_saves, .nsaves = 1,
     .outputs = AdaptiveAvgPool2dBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AdaptiveAvgPool2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AdaptiveAvgPool2dBackward0_terms, .nterms = 1,
 };
 
 /* ReflectionPad2dBackwardBackward0: reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
@@ -1723,12 +1276,9 @@ typedef struct tg__node_ReflectionPad2dBackwardBackward0 {
 static tg_tensor *ReflectionPad2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReflectionPad2dBackwardBackward0 *n = (tg__node_ReflectionPad2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_reflection_pad2d(grads[0], n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1738,18 +1288,13 @@ done:
 static tg_tensor *ReflectionPad2dBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReflectionPad2dBackwardBackward0 *n = (tg__node_ReflectionPad2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1757,15 +1302,8 @@ static const tg_ag_formula ReflectionPad2dBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReflectionPad2dBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = ReflectionPad2dBackwardBackward0_self },
 };
-static void ReflectionPad2dBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_ReflectionPad2dBackwardBackward0 *n = (tg__node_ReflectionPad2dBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type ReflectionPad2dBackwardBackward0_type = { { "ReflectionPad2dBackwardBackward0", tg__autograd_apply, ReflectionPad2dBackwardBackward0_release_saved }, ReflectionPad2dBackwardBackward0_formulas, 2 };
-
-/* The frame of ReflectionPad2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ReflectionPad2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ReflectionPad2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1779,12 +1317,9 @@ typedef struct tg__frame_ReflectionPad2dBackwardBackward0 {
 static tg_tensor *ReflectionPad2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ReflectionPad2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_reflection_pad2d_backward(n->grad_output_t, n->self, n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1793,27 +1328,21 @@ static const tg_ag_input ReflectionPad2dBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_ReflectionPad2dBackwardBackward0, grad_output), offsetof(tg__frame_ReflectionPad2dBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_ReflectionPad2dBackwardBackward0, self), offsetof(tg__frame_ReflectionPad2dBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t ReflectionPad2dBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t ReflectionPad2dBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save ReflectionPad2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ReflectionPad2dBackwardBackward0, self), offsetof(tg__node_ReflectionPad2dBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_ReflectionPad2dBackwardBackward0, padding), offsetof(tg__node_ReflectionPad2dBackwardBackward0, padding), 0, NULL },
 };
-static const tg_fw_term ReflectionPad2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ReflectionPad2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ReflectionPad2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ReflectionPad2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ReflectionPad2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), ReflectionPad2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output ReflectionPad2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_ReflectionPad2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ReflectionPad2dBackwardBackward0_type = { { "ReflectionPad2dBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, ReflectionPad2dBackwardBackward0_formulas, 2, ReflectionPad2dBackwardBackward0_saves, 2 };
 static const tg_ag_entry ReflectionPad2dBackwardBackward0_entry = {
-    .vt = &ReflectionPad2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ReflectionPad2dBackwardBackward0), .why = NULL,
+    .vt = &ReflectionPad2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_ReflectionPad2dBackwardBackward0),
     .inputs = ReflectionPad2dBackwardBackward0_inputs, .ninputs = 2,
     .edges = ReflectionPad2dBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = ReflectionPad2dBackwardBackward0_saves, .nsaves = 2,
     .outputs = ReflectionPad2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ReflectionPad2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ReflectionPad2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* NativeBatchNormBackward0: native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
@@ -1837,17 +1366,9 @@ static int NativeBatchNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
 {
     tg__node_NativeBatchNormBackward0 *n = (tg__node_NativeBatchNormBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *s_running_mean = NULL;
-    tg_tensor *s_running_var = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *s_result2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *s_input = NULL, *s_weight = NULL, *s_running_mean = NULL, *s_running_var = NULL;
+    tg_tensor *s_result1 = NULL, *s_result2 = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     tg_tensors3 t3 = { 0 };
-    (void)n;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (n->running_mean_defined && !(s_running_mean = tg_autograd_unpack(&n->running_mean, &n->base))) goto done;
@@ -1857,12 +1378,9 @@ static int NativeBatchNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
     if (grads[0] != NULL) {
         t3 = tg_native_batch_norm_backward(grads[0], s_input, s_weight, s_running_mean, s_running_var, s_result1, s_result2, n->training, n->eps, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
         if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
-        t0 = t3.r0;
-        t3.r0 = NULL;
-        t1 = t3.r1;
-        t3.r1 = NULL;
-        t2 = t3.r2;
-        t3.r2 = NULL;
+        t0 = tg__gen_take(&t3.r0);
+        t1 = tg__gen_take(&t3.r1);
+        t2 = tg__gen_take(&t3.r2);
     } else {
     }
     if (tg__node_needs_input_grad(&n->base, 0)) {
@@ -1879,38 +1397,15 @@ static int NativeBatchNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
     }
     tg_rc = 0;
 done:
-    tg_release(s_input);
-    tg_release(s_weight);
-    tg_release(s_running_mean);
-    tg_release(s_running_var);
-    tg_release(s_result1);
-    tg_release(s_result2);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3.r0);
-    tg_release(t3.r1);
-    tg_release(t3.r2);
+    tg_release(s_input); tg_release(s_weight); tg_release(s_running_mean);
+    tg_release(s_running_var); tg_release(s_result1); tg_release(s_result2); tg_release(t0);
+    tg_release(t1); tg_release(t2); tg_release(t3.r0); tg_release(t3.r1); tg_release(t3.r2);
     return tg_rc;
 }
 
-static const tg_ag_formula NativeBatchNormBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = NativeBatchNormBackward0_input_weight_bias },
-};
-static void NativeBatchNormBackward0_release_saved(tg_node *node)
-{
-    tg__node_NativeBatchNormBackward0 *n = (tg__node_NativeBatchNormBackward0 *)node;
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-    tg_autograd_saved_release(&n->running_mean);
-    tg_autograd_saved_release(&n->running_var);
-    tg_autograd_saved_release(&n->result1);
-    tg_autograd_saved_release(&n->result2);
-}
+static const tg_ag_formula NativeBatchNormBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = NativeBatchNormBackward0_input_weight_bias } };
 
-static const tg_ag_node_type NativeBatchNormBackward0_type = { { "NativeBatchNormBackward0", tg__autograd_apply, NativeBatchNormBackward0_release_saved }, NativeBatchNormBackward0_formulas, 1 };
-
-/* The frame of NativeBatchNormBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NativeBatchNormBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NativeBatchNormBackward0 {
     tg_tensor *input;
     tg_tensor *input_t;
@@ -1934,108 +1429,24 @@ typedef struct tg__frame_NativeBatchNormBackward0 {
 static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    int64_t t6 = 0;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    int64_t t12 = 0;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    tg_tensor *t22 = NULL;
-    tg_tensor *t23 = NULL;
-    tg_tensor *t24 = NULL;
-    tg_tensor *t25 = NULL;
-    tg_tensor *t26 = NULL;
-    tg_tensor *t27 = NULL;
-    tg_tensor *t28 = NULL;
-    tg_tensor *t29 = NULL;
-    tg_tensor *t30 = NULL;
-    tg_tensor *t31 = NULL;
-    tg_tensor *t32 = NULL;
-    int64_t t33 = 0;
-    tg_tensor *t34 = NULL;
-    tg_tensor *t35 = NULL;
-    tg_tensor *t36 = NULL;
-    tg_tensor *t37 = NULL;
-    tg_tensor *t38 = NULL;
-    tg_tensor *t39 = NULL;
-    int64_t t40 = 0;
-    tg_tensor *t41 = NULL;
-    tg_tensor *t42 = NULL;
-    tg_tensor *t43 = NULL;
-    tg_tensor *t44 = NULL;
-    tg_tensor *t45 = NULL;
-    tg_tensor *t46 = NULL;
-    tg_tensor *t47 = NULL;
-    tg_tensor *t48 = NULL;
-    tg_tensor *t49 = NULL;
-    tg_tensor *t50 = NULL;
-    tg_tensor *t51 = NULL;
-    int64_t t52 = 0;
-    tg_tensor *t53 = NULL;
-    tg_tensor *t54 = NULL;
-    tg_tensor *t55 = NULL;
-    tg_tensor *t56 = NULL;
-    tg_tensor *t57 = NULL;
-    int64_t t58 = 0;
-    tg_tensor *t59 = NULL;
-    tg_tensor *t60 = NULL;
-    tg_tensor *t61 = NULL;
-    tg_tensor *t62 = NULL;
-    tg_tensor *t63 = NULL;
-    tg_tensor *t64 = NULL;
-    tg_tensor *t65 = NULL;
-    tg_tensor *t66 = NULL;
-    tg_tensor *t67 = NULL;
-    tg_tensor *t68 = NULL;
-    tg_tensor *t69 = NULL;
-    tg_tensor *t70 = NULL;
-    tg_tensor *t71 = NULL;
-    tg_tensor *t72 = NULL;
-    tg_tensor *t73 = NULL;
-    tg_tensor *t74 = NULL;
-    tg_tensor *t75 = NULL;
-    tg_tensor *t76 = NULL;
-    tg_tensor *t77 = NULL;
-    tg_tensor *t78 = NULL;
-    int64_t t79 = 0;
-    tg_tensor *t80 = NULL;
-    tg_tensor *t81 = NULL;
-    tg_tensor *t82 = NULL;
-    tg_tensor *t83 = NULL;
-    tg_tensor *t84 = NULL;
-    tg_tensor *t85 = NULL;
-    int64_t t86 = 0;
-    tg_tensor *t87 = NULL;
-    tg_tensor *t88 = NULL;
-    tg_tensor *t89 = NULL;
-    tg_tensor *t90 = NULL;
-    tg_tensor *t91 = NULL;
-    tg_tensor *t92 = NULL;
-    tg_tensor *t93 = NULL;
-    tg_tensor *t94 = NULL;
-    tg_tensor *t95 = NULL;
-    tg_tensor *t96 = NULL;
-    tg_tensor *t97 = NULL;
-    tg_tensor *t98 = NULL;
-    tg_tensor *t99 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t13 = NULL;
+    tg_tensor *t14 = NULL, *t15 = NULL, *t16 = NULL, *t17 = NULL, *t18 = NULL, *t19 = NULL;
+    tg_tensor *t20 = NULL, *t21 = NULL, *t22 = NULL, *t23 = NULL, *t24 = NULL, *t25 = NULL;
+    tg_tensor *t26 = NULL, *t27 = NULL, *t28 = NULL, *t29 = NULL, *t30 = NULL, *t31 = NULL;
+    tg_tensor *t32 = NULL, *t34 = NULL, *t35 = NULL, *t36 = NULL, *t37 = NULL, *t38 = NULL;
+    tg_tensor *t39 = NULL, *t41 = NULL, *t42 = NULL, *t43 = NULL, *t44 = NULL, *t45 = NULL;
+    tg_tensor *t46 = NULL, *t47 = NULL, *t48 = NULL, *t49 = NULL, *t50 = NULL, *t51 = NULL;
+    tg_tensor *t53 = NULL, *t54 = NULL, *t55 = NULL, *t56 = NULL, *t57 = NULL, *t59 = NULL;
+    tg_tensor *t60 = NULL, *t61 = NULL, *t62 = NULL, *t63 = NULL, *t64 = NULL, *t65 = NULL;
+    tg_tensor *t66 = NULL, *t67 = NULL, *t68 = NULL, *t69 = NULL, *t70 = NULL, *t71 = NULL;
+    tg_tensor *t72 = NULL, *t73 = NULL, *t74 = NULL, *t75 = NULL, *t76 = NULL, *t77 = NULL;
+    tg_tensor *t78 = NULL, *t80 = NULL, *t81 = NULL, *t82 = NULL, *t83 = NULL, *t84 = NULL;
+    tg_tensor *t85 = NULL, *t87 = NULL, *t88 = NULL, *t89 = NULL, *t90 = NULL, *t91 = NULL;
+    tg_tensor *t92 = NULL, *t93 = NULL, *t94 = NULL, *t95 = NULL, *t96 = NULL, *t97 = NULL;
+    tg_tensor *t98 = NULL, *t99 = NULL;
+    int64_t t6 = 0; int64_t t12 = 0; int64_t t33 = 0; int64_t t40 = 0; int64_t t52 = 0;
+    int64_t t58 = 0; int64_t t79 = 0; int64_t t86 = 0;
     if (n->training) {
         if (n->weight != NULL) {
             if (!(t2 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
@@ -2133,8 +1544,7 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             if (!(t47 = tg_mul(t43, t46))) goto done;
             TG__GEN_DROP(t43);
             TG__GEN_DROP(t46);
-            t1 = t47;
-            t47 = NULL;
+            t1 = tg__gen_take(&t47);
         } else {
             if (!(t48 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
             if (!(t49 = tg_expand_fn(n->result2, tg__gen_sizes(t48), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -2223,11 +1633,9 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             if (!(t89 = tg_mul(t50, t88))) goto done;
             TG__GEN_DROP(t50);
             TG__GEN_DROP(t88);
-            t1 = t89;
-            t89 = NULL;
+            t1 = tg__gen_take(&t89);
         }
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (n->weight != NULL) {
             if (!(t91 = tg_add_scalar_fn(n->running_var, n->eps, (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
@@ -2235,14 +1643,12 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             TG__GEN_DROP(t91);
             if (!(t93 = tg_mul(t92, n->weight))) goto done;
             TG__GEN_DROP(t92);
-            t90 = t93;
-            t93 = NULL;
+            t90 = tg__gen_take(&t93);
         } else {
             if (!(t94 = tg_add_scalar_fn(n->running_var, n->eps, (tg_add_scalar_opts){ .alpha = 1 }))) goto done;
             if (!(t95 = tg_rsqrt(t94))) goto done;
             TG__GEN_DROP(t94);
-            t90 = t95;
-            t95 = NULL;
+            t90 = tg__gen_take(&t95);
         }
         if (!(t96 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
         if (!(t97 = tg_expand_fn(t90, tg__gen_sizes(t96), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -2252,103 +1658,28 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
         TG__GEN_DROP(t97);
         if (!(t99 = tg_mul(n->input_t, t98))) goto done;
         TG__GEN_DROP(t98);
-        t0 = t99;
-        t99 = NULL;
+        t0 = tg__gen_take(&t99);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
-    tg_release(t22);
-    tg_release(t23);
-    tg_release(t24);
-    tg_release(t25);
-    tg_release(t26);
-    tg_release(t27);
-    tg_release(t28);
-    tg_release(t29);
-    tg_release(t30);
-    tg_release(t31);
-    tg_release(t32);
-    tg_release(t34);
-    tg_release(t35);
-    tg_release(t36);
-    tg_release(t37);
-    tg_release(t38);
-    tg_release(t39);
-    tg_release(t41);
-    tg_release(t42);
-    tg_release(t43);
-    tg_release(t44);
-    tg_release(t45);
-    tg_release(t46);
-    tg_release(t47);
-    tg_release(t48);
-    tg_release(t49);
-    tg_release(t50);
-    tg_release(t51);
-    tg_release(t53);
-    tg_release(t54);
-    tg_release(t55);
-    tg_release(t56);
-    tg_release(t57);
-    tg_release(t59);
-    tg_release(t60);
-    tg_release(t61);
-    tg_release(t62);
-    tg_release(t63);
-    tg_release(t64);
-    tg_release(t65);
-    tg_release(t66);
-    tg_release(t67);
-    tg_release(t68);
-    tg_release(t69);
-    tg_release(t70);
-    tg_release(t71);
-    tg_release(t72);
-    tg_release(t73);
-    tg_release(t74);
-    tg_release(t75);
-    tg_release(t76);
-    tg_release(t77);
-    tg_release(t78);
-    tg_release(t80);
-    tg_release(t81);
-    tg_release(t82);
-    tg_release(t83);
-    tg_release(t84);
-    tg_release(t85);
-    tg_release(t87);
-    tg_release(t88);
-    tg_release(t89);
-    tg_release(t90);
-    tg_release(t91);
-    tg_release(t92);
-    tg_release(t93);
-    tg_release(t94);
-    tg_release(t95);
-    tg_release(t96);
-    tg_release(t97);
-    tg_release(t98);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10); tg_release(t11);
+    tg_release(t13); tg_release(t14); tg_release(t15); tg_release(t16); tg_release(t17);
+    tg_release(t18); tg_release(t19); tg_release(t20); tg_release(t21); tg_release(t22);
+    tg_release(t23); tg_release(t24); tg_release(t25); tg_release(t26); tg_release(t27);
+    tg_release(t28); tg_release(t29); tg_release(t30); tg_release(t31); tg_release(t32);
+    tg_release(t34); tg_release(t35); tg_release(t36); tg_release(t37); tg_release(t38);
+    tg_release(t39); tg_release(t41); tg_release(t42); tg_release(t43); tg_release(t44);
+    tg_release(t45); tg_release(t46); tg_release(t47); tg_release(t48); tg_release(t49);
+    tg_release(t50); tg_release(t51); tg_release(t53); tg_release(t54); tg_release(t55);
+    tg_release(t56); tg_release(t57); tg_release(t59); tg_release(t60); tg_release(t61);
+    tg_release(t62); tg_release(t63); tg_release(t64); tg_release(t65); tg_release(t66);
+    tg_release(t67); tg_release(t68); tg_release(t69); tg_release(t70); tg_release(t71);
+    tg_release(t72); tg_release(t73); tg_release(t74); tg_release(t75); tg_release(t76);
+    tg_release(t77); tg_release(t78); tg_release(t80); tg_release(t81); tg_release(t82);
+    tg_release(t83); tg_release(t84); tg_release(t85); tg_release(t87); tg_release(t88);
+    tg_release(t89); tg_release(t90); tg_release(t91); tg_release(t92); tg_release(t93);
+    tg_release(t94); tg_release(t95); tg_release(t96); tg_release(t97); tg_release(t98);
     tg_release(t99);
     return tg_r;
 }
@@ -2356,31 +1687,10 @@ done:
 static tg_tensor *NativeBatchNormBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    tg_tensor *t22 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
+    tg_tensor *t13 = NULL, *t14 = NULL, *t15 = NULL, *t16 = NULL, *t17 = NULL, *t18 = NULL;
+    tg_tensor *t19 = NULL, *t20 = NULL, *t21 = NULL, *t22 = NULL;
     if (n->training) {
         if (!(t1 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
         if (!(t2 = tg_expand_fn(n->result1, tg__gen_sizes(t1), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -2397,8 +1707,7 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_1(void *tg_frame)
         if (!(t8 = tg_mul(t4, t7))) goto done;
         TG__GEN_DROP(t4);
         TG__GEN_DROP(t7);
-        t0 = t8;
-        t8 = NULL;
+        t0 = tg__gen_take(&t8);
     } else {
         if (!(t9 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
         if (!(t10 = tg_expand_fn(n->running_mean, tg__gen_sizes(t9), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -2419,8 +1728,7 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_1(void *tg_frame)
         if (!(t18 = tg_mul(t12, t17))) goto done;
         TG__GEN_DROP(t12);
         TG__GEN_DROP(t17);
-        t0 = t18;
-        t18 = NULL;
+        t0 = tg__gen_take(&t18);
     }
     if (!(t19 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
     if (!(t20 = tg_expand_fn(n->weight_t, tg__gen_sizes(t19), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -2430,54 +1738,28 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_1(void *tg_frame)
     if (!(t22 = tg_mul(t0, t21))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t21);
-    tg_r = t22;
-    t22 = NULL;
+    tg_r = tg__gen_take(&t22);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
-    tg_release(t22);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12); tg_release(t13); tg_release(t14); tg_release(t15);
+    tg_release(t16); tg_release(t17); tg_release(t18); tg_release(t19); tg_release(t20);
+    tg_release(t21); tg_release(t22);
     return tg_r;
 }
 /* result0: (training ? (weight_p.has_value() ? result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (input_t - input_t.sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) * (((input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * input_t).sum(0).reshape({input_p.size(1), -1}).sum(1).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) : input_t * (weight_p.has_value() ? (running_var + eps).rsqrt() * weight_p : (running_var + eps).rsqrt()).expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) + (training ? (input_p - result1.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * result2.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) : (input_p - running_mean.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * (running_var + eps).rsqrt().expand(input_p.transpose(1, -1).sizes()).transpose(1, -1)) * weight_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) + bias_t.expand(input_p.transpose(1, -1).sizes()).transpose(1, -1) (term 2) */
 static tg_tensor *NativeBatchNormBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_NativeBatchNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
     if (!(t1 = tg_expand_fn(n->bias_t, tg__gen_sizes(t0), (tg_expand_opts){ .implicit = false }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_transpose(t1, INT64_C(1), (-INT64_C(1))))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 static const tg_ag_input NativeBatchNormBackward0_inputs[] = {
@@ -2487,11 +1769,7 @@ static const tg_ag_input NativeBatchNormBackward0_inputs[] = {
     { offsetof(tg__frame_NativeBatchNormBackward0, running_mean), offsetof(tg__frame_NativeBatchNormBackward0, running_mean_t), 3, false },
     { offsetof(tg__frame_NativeBatchNormBackward0, running_var), offsetof(tg__frame_NativeBatchNormBackward0, running_var_t), 4, false },
 };
-static const uint8_t NativeBatchNormBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t NativeBatchNormBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save NativeBatchNormBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeBatchNormBackward0, input), offsetof(tg__node_NativeBatchNormBackward0, input), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeBatchNormBackward0, weight), offsetof(tg__node_NativeBatchNormBackward0, weight), 0, NULL },
@@ -2515,13 +1793,14 @@ static const tg_ag_output NativeBatchNormBackward0_outputs[] = {
     { offsetof(tg_tensors3, r1), offsetof(tg__frame_NativeBatchNormBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
     { offsetof(tg_tensors3, r2), offsetof(tg__frame_NativeBatchNormBackward0, result2), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type NativeBatchNormBackward0_type = { { "NativeBatchNormBackward0", tg__autograd_apply, tg__autograd_release_saved }, NativeBatchNormBackward0_formulas, 1, NativeBatchNormBackward0_saves, 11 };
 static const tg_ag_entry NativeBatchNormBackward0_entry = {
-    .vt = &NativeBatchNormBackward0_type.vt, .node_size = sizeof(tg__node_NativeBatchNormBackward0), .why = NULL,
+    .vt = &NativeBatchNormBackward0_type.vt, .node_size = sizeof(tg__node_NativeBatchNormBackward0),
     .inputs = NativeBatchNormBackward0_inputs, .ninputs = 5,
     .edges = NativeBatchNormBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = NativeBatchNormBackward0_saves, .nsaves = 11,
     .outputs = NativeBatchNormBackward0_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = NativeBatchNormBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = NativeBatchNormBackward0_terms, .nterms = 3,
 };
 
 /* LeakyReluBackwardBackward0: leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
@@ -2535,30 +1814,22 @@ typedef struct tg__node_LeakyReluBackwardBackward0 {
 static tg_tensor *LeakyReluBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LeakyReluBackwardBackward0 *n = (tg__node_LeakyReluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_leaky_relu_backward(grads[0], s_self, n->negative_slope, false))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
 /* self: zeros_like(grad) */
 static tg_tensor *LeakyReluBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_LeakyReluBackwardBackward0 *n = (tg__node_LeakyReluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2568,15 +1839,8 @@ static const tg_ag_formula LeakyReluBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LeakyReluBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = LeakyReluBackwardBackward0_self },
 };
-static void LeakyReluBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_LeakyReluBackwardBackward0 *n = (tg__node_LeakyReluBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type LeakyReluBackwardBackward0_type = { { "LeakyReluBackwardBackward0", tg__autograd_apply, LeakyReluBackwardBackward0_release_saved }, LeakyReluBackwardBackward0_formulas, 2 };
-
-/* The frame of LeakyReluBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LeakyReluBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LeakyReluBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -2591,12 +1855,9 @@ typedef struct tg__frame_LeakyReluBackwardBackward0 {
 static tg_tensor *LeakyReluBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LeakyReluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_leaky_relu_backward(n->grad_output_t, n->self, n->negative_slope, n->self_is_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2605,27 +1866,21 @@ static const tg_ag_input LeakyReluBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_LeakyReluBackwardBackward0, grad_output), offsetof(tg__frame_LeakyReluBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_LeakyReluBackwardBackward0, self), offsetof(tg__frame_LeakyReluBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t LeakyReluBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t LeakyReluBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save LeakyReluBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LeakyReluBackwardBackward0, self), offsetof(tg__node_LeakyReluBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_LeakyReluBackwardBackward0, negative_slope), offsetof(tg__node_LeakyReluBackwardBackward0, negative_slope), sizeof(double), NULL },
 };
-static const tg_fw_term LeakyReluBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LeakyReluBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output LeakyReluBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LeakyReluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term LeakyReluBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), LeakyReluBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output LeakyReluBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_LeakyReluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LeakyReluBackwardBackward0_type = { { "LeakyReluBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, LeakyReluBackwardBackward0_formulas, 2, LeakyReluBackwardBackward0_saves, 2 };
 static const tg_ag_entry LeakyReluBackwardBackward0_entry = {
-    .vt = &LeakyReluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_LeakyReluBackwardBackward0), .why = NULL,
+    .vt = &LeakyReluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_LeakyReluBackwardBackward0),
     .inputs = LeakyReluBackwardBackward0_inputs, .ninputs = 2,
     .edges = LeakyReluBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = LeakyReluBackwardBackward0_saves, .nsaves = 2,
     .outputs = LeakyReluBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LeakyReluBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LeakyReluBackwardBackward0_terms, .nterms = 1,
 };
 
 /* HardsigmoidBackward0: hardsigmoid(Tensor self) -> Tensor */
@@ -2638,32 +1893,18 @@ typedef struct tg__node_HardsigmoidBackward0 {
 static tg_tensor *HardsigmoidBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_HardsigmoidBackward0 *n = (tg__node_HardsigmoidBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_hardsigmoid_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula HardsigmoidBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardsigmoidBackward0_self },
-};
-static void HardsigmoidBackward0_release_saved(tg_node *node)
-{
-    tg__node_HardsigmoidBackward0 *n = (tg__node_HardsigmoidBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula HardsigmoidBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardsigmoidBackward0_self } };
 
-static const tg_ag_node_type HardsigmoidBackward0_type = { { "HardsigmoidBackward0", tg__autograd_apply, HardsigmoidBackward0_release_saved }, HardsigmoidBackward0_formulas, 1 };
-
-/* The frame of HardsigmoidBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of HardsigmoidBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_HardsigmoidBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2674,38 +1915,26 @@ typedef struct tg__frame_HardsigmoidBackward0 {
 static tg_tensor *HardsigmoidBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_HardsigmoidBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_hardsigmoid_backward(n->self_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input HardsigmoidBackward0_inputs[] = {
-    { offsetof(tg__frame_HardsigmoidBackward0, self), offsetof(tg__frame_HardsigmoidBackward0, self_t), 0, false },
-};
-static const uint8_t HardsigmoidBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save HardsigmoidBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardsigmoidBackward0, self), offsetof(tg__node_HardsigmoidBackward0, self), 0, NULL },
-};
-static const tg_fw_term HardsigmoidBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), HardsigmoidBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output HardsigmoidBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_HardsigmoidBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input HardsigmoidBackward0_inputs[] = { { offsetof(tg__frame_HardsigmoidBackward0, self), offsetof(tg__frame_HardsigmoidBackward0, self_t), 0, false } };
+static const uint8_t HardsigmoidBackward0_edges[] = { 0 };
+static const tg_ag_save HardsigmoidBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardsigmoidBackward0, self), offsetof(tg__node_HardsigmoidBackward0, self), 0, NULL } };
+static const tg_fw_term HardsigmoidBackward0_terms[] = { { 0, false, UINT64_C(0x1), HardsigmoidBackward0_jvp0_0, NULL } };
+static const tg_ag_output HardsigmoidBackward0_outputs[] = { { 0, offsetof(tg__frame_HardsigmoidBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type HardsigmoidBackward0_type = { { "HardsigmoidBackward0", tg__autograd_apply, tg__autograd_release_saved }, HardsigmoidBackward0_formulas, 1, HardsigmoidBackward0_saves, 1 };
 static const tg_ag_entry HardsigmoidBackward0_entry = {
-    .vt = &HardsigmoidBackward0_type.vt, .node_size = sizeof(tg__node_HardsigmoidBackward0), .why = NULL,
+    .vt = &HardsigmoidBackward0_type.vt, .node_size = sizeof(tg__node_HardsigmoidBackward0),
     .inputs = HardsigmoidBackward0_inputs, .ninputs = 1,
     .edges = HardsigmoidBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = HardsigmoidBackward0_saves, .nsaves = 1,
     .outputs = HardsigmoidBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = HardsigmoidBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = HardsigmoidBackward0_terms, .nterms = 1,
 };
 
 /* MishBackwardBackward0: mish_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -2719,17 +1948,12 @@ typedef struct tg__node_MishBackwardBackward0 {
 static tg_tensor *MishBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MishBackwardBackward0 *n = (tg__node_MishBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mish_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -2737,32 +1961,11 @@ done:
 static tg_tensor *MishBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MishBackwardBackward0 *n = (tg__node_MishBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL, *t8 = NULL;
+    tg_tensor *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL, *t13 = NULL, *t14 = NULL;
+    tg_tensor *t15 = NULL, *t16 = NULL, *t17 = NULL, *t18 = NULL, *t19 = NULL, *t20 = NULL;
     tg_tensor *t21 = NULL;
-    (void)n;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
@@ -2808,33 +2011,13 @@ static tg_tensor *MishBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *g
     if (!(t21 = tg_mul(t8, t20))) goto done;
     TG__GEN_DROP(t8);
     TG__GEN_DROP(t20);
-    tg_r = t21;
-    t21 = NULL;
+    tg_r = tg__gen_take(&t21);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
+    tg_release(s_grad_output); tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4); tg_release(t5); tg_release(t6); tg_release(t7); tg_release(t8);
+    tg_release(t9); tg_release(t10); tg_release(t11); tg_release(t12); tg_release(t13);
+    tg_release(t14); tg_release(t15); tg_release(t16); tg_release(t17); tg_release(t18);
+    tg_release(t19); tg_release(t20); tg_release(t21);
     return tg_r;
 }
 
@@ -2842,16 +2025,8 @@ static const tg_ag_formula MishBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MishBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MishBackwardBackward0_self },
 };
-static void MishBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_MishBackwardBackward0 *n = (tg__node_MishBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type MishBackwardBackward0_type = { { "MishBackwardBackward0", tg__autograd_apply, MishBackwardBackward0_release_saved }, MishBackwardBackward0_formulas, 2 };
-
-/* The frame of MishBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MishBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MishBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -2864,12 +2039,9 @@ typedef struct tg__frame_MishBackwardBackward0 {
 static tg_tensor *MishBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MishBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mish_backward(n->grad_output_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2878,30 +2050,10 @@ done:
 static tg_tensor *MishBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_MishBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
+    tg_tensor *t13 = NULL, *t14 = NULL, *t15 = NULL, *t16 = NULL, *t17 = NULL, *t18 = NULL;
+    tg_tensor *t19 = NULL, *t20 = NULL, *t21 = NULL;
     if (!(t0 = tg_mul(n->self_t, n->grad_output))) goto done;
     if (!(t1 = tg_sigmoid(n->self))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -2945,30 +2097,12 @@ static tg_tensor *MishBackwardBackward0_jvp0_1(void *tg_frame)
     if (!(t21 = tg_mul(t8, t20))) goto done;
     TG__GEN_DROP(t8);
     TG__GEN_DROP(t20);
-    tg_r = t21;
-    t21 = NULL;
+    tg_r = tg__gen_take(&t21);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
-    tg_release(t20);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12); tg_release(t13); tg_release(t14); tg_release(t15);
+    tg_release(t16); tg_release(t17); tg_release(t18); tg_release(t19); tg_release(t20);
     tg_release(t21);
     return tg_r;
 }
@@ -2976,10 +2110,7 @@ static const tg_ag_input MishBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_MishBackwardBackward0, grad_output), offsetof(tg__frame_MishBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_MishBackwardBackward0, self), offsetof(tg__frame_MishBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t MishBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t MishBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save MishBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MishBackwardBackward0, grad_output), offsetof(tg__node_MishBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MishBackwardBackward0, self), offsetof(tg__node_MishBackwardBackward0, self), 0, NULL },
@@ -2988,16 +2119,15 @@ static const tg_fw_term MishBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), MishBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), MishBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output MishBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MishBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output MishBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_MishBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MishBackwardBackward0_type = { { "MishBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, MishBackwardBackward0_formulas, 2, MishBackwardBackward0_saves, 2 };
 static const tg_ag_entry MishBackwardBackward0_entry = {
-    .vt = &MishBackwardBackward0_type.vt, .node_size = sizeof(tg__node_MishBackwardBackward0), .why = NULL,
+    .vt = &MishBackwardBackward0_type.vt, .node_size = sizeof(tg__node_MishBackwardBackward0),
     .inputs = MishBackwardBackward0_inputs, .ninputs = 2,
     .edges = MishBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = MishBackwardBackward0_saves, .nsaves = 2,
     .outputs = MishBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MishBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = MishBackwardBackward0_terms, .nterms = 2,
 };
 
 /* LogSigmoidForwardBackward0: log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
@@ -3011,36 +2141,19 @@ typedef struct tg__node_LogSigmoidForwardBackward0 {
 static tg_tensor *LogSigmoidForwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogSigmoidForwardBackward0 *n = (tg__node_LogSigmoidForwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_log_sigmoid_backward(grads[0], s_self, s_result1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula LogSigmoidForwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogSigmoidForwardBackward0_self },
-};
-static void LogSigmoidForwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_LogSigmoidForwardBackward0 *n = (tg__node_LogSigmoidForwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula LogSigmoidForwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogSigmoidForwardBackward0_self } };
 
-static const tg_ag_node_type LogSigmoidForwardBackward0_type = { { "LogSigmoidForwardBackward0", tg__autograd_apply, LogSigmoidForwardBackward0_release_saved }, LogSigmoidForwardBackward0_formulas, 1 };
-
-/* The frame of LogSigmoidForwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LogSigmoidForwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LogSigmoidForwardBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3052,40 +2165,32 @@ typedef struct tg__frame_LogSigmoidForwardBackward0 {
 static tg_tensor *LogSigmoidForwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LogSigmoidForwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_log_sigmoid_backward(n->self_t, n->self, n->result1))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input LogSigmoidForwardBackward0_inputs[] = {
-    { offsetof(tg__frame_LogSigmoidForwardBackward0, self), offsetof(tg__frame_LogSigmoidForwardBackward0, self_t), 0, false },
-};
-static const uint8_t LogSigmoidForwardBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input LogSigmoidForwardBackward0_inputs[] = { { offsetof(tg__frame_LogSigmoidForwardBackward0, self), offsetof(tg__frame_LogSigmoidForwardBackward0, self_t), 0, false } };
+static const uint8_t LogSigmoidForwardBackward0_edges[] = { 0 };
 static const tg_ag_save LogSigmoidForwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_LogSigmoidForwardBackward0, self), offsetof(tg__node_LogSigmoidForwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_LogSigmoidForwardBackward0, result1), 0, NULL },
 };
-static const tg_fw_term LogSigmoidForwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LogSigmoidForwardBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term LogSigmoidForwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), LogSigmoidForwardBackward0_jvp0_0, NULL } };
 static const tg_ag_output LogSigmoidForwardBackward0_outputs[] = {
     { offsetof(tg_output_buffer, output), offsetof(tg__frame_LogSigmoidForwardBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_output_buffer, buffer), offsetof(tg__frame_LogSigmoidForwardBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type LogSigmoidForwardBackward0_type = { { "LogSigmoidForwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, LogSigmoidForwardBackward0_formulas, 1, LogSigmoidForwardBackward0_saves, 2 };
 static const tg_ag_entry LogSigmoidForwardBackward0_entry = {
-    .vt = &LogSigmoidForwardBackward0_type.vt, .node_size = sizeof(tg__node_LogSigmoidForwardBackward0), .why = NULL,
+    .vt = &LogSigmoidForwardBackward0_type.vt, .node_size = sizeof(tg__node_LogSigmoidForwardBackward0),
     .inputs = LogSigmoidForwardBackward0_inputs, .ninputs = 1,
     .edges = LogSigmoidForwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = LogSigmoidForwardBackward0_saves, .nsaves = 2,
     .outputs = LogSigmoidForwardBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_output_buffer),
-    .terms = LogSigmoidForwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LogSigmoidForwardBackward0_terms, .nterms = 1,
 };
 
 /* IndexSelectBackward0: index_select(Tensor self, int dim, Tensor index) -> Tensor */
@@ -3100,32 +2205,18 @@ typedef struct tg__node_IndexSelectBackward0 {
 static tg_tensor *IndexSelectBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexSelectBackward0 *n = (tg__node_IndexSelectBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_index = NULL, *t0 = NULL;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (!(t0 = tg_index_select_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, s_index))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_index);
-    tg_release(t0);
+    tg_release(s_index); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula IndexSelectBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexSelectBackward0_self },
-};
-static void IndexSelectBackward0_release_saved(tg_node *node)
-{
-    tg__node_IndexSelectBackward0 *n = (tg__node_IndexSelectBackward0 *)node;
-    tg_autograd_saved_release(&n->index);
-}
+static const tg_ag_formula IndexSelectBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexSelectBackward0_self } };
 
-static const tg_ag_node_type IndexSelectBackward0_type = { { "IndexSelectBackward0", tg__autograd_apply, IndexSelectBackward0_release_saved }, IndexSelectBackward0_formulas, 1 };
-
-/* The frame of IndexSelectBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of IndexSelectBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_IndexSelectBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3139,12 +2230,9 @@ typedef struct tg__frame_IndexSelectBackward0 {
 static tg_tensor *IndexSelectBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_IndexSelectBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_index_select(n->self_t, n->dim, n->index))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -3153,27 +2241,22 @@ static const tg_ag_input IndexSelectBackward0_inputs[] = {
     { offsetof(tg__frame_IndexSelectBackward0, self), offsetof(tg__frame_IndexSelectBackward0, self_t), 0, false },
     { offsetof(tg__frame_IndexSelectBackward0, index), offsetof(tg__frame_IndexSelectBackward0, index_t), 2, false },
 };
-static const uint8_t IndexSelectBackward0_edges[] = {
-    0,
-};
+static const uint8_t IndexSelectBackward0_edges[] = { 0 };
 static const tg_ag_save IndexSelectBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_IndexSelectBackward0, self), offsetof(tg__node_IndexSelectBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_IndexSelectBackward0, dim), offsetof(tg__node_IndexSelectBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_IndexSelectBackward0, index), offsetof(tg__node_IndexSelectBackward0, index), 0, NULL },
 };
-static const tg_fw_term IndexSelectBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), IndexSelectBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output IndexSelectBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_IndexSelectBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term IndexSelectBackward0_terms[] = { { 0, false, UINT64_C(0x1), IndexSelectBackward0_jvp0_0, NULL } };
+static const tg_ag_output IndexSelectBackward0_outputs[] = { { 0, offsetof(tg__frame_IndexSelectBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type IndexSelectBackward0_type = { { "IndexSelectBackward0", tg__autograd_apply, tg__autograd_release_saved }, IndexSelectBackward0_formulas, 1, IndexSelectBackward0_saves, 3 };
 static const tg_ag_entry IndexSelectBackward0_entry = {
-    .vt = &IndexSelectBackward0_type.vt, .node_size = sizeof(tg__node_IndexSelectBackward0), .why = NULL,
+    .vt = &IndexSelectBackward0_type.vt, .node_size = sizeof(tg__node_IndexSelectBackward0),
     .inputs = IndexSelectBackward0_inputs, .ninputs = 2,
     .edges = IndexSelectBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = IndexSelectBackward0_saves, .nsaves = 3,
     .outputs = IndexSelectBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = IndexSelectBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = IndexSelectBackward0_terms, .nterms = 1,
 };
 
 
@@ -3183,8 +2266,7 @@ static const tg_ag_entry IndexSelectBackward0_entry = {
 tg_tensor *tg__autograd_kernel_ones_out(tg_int_list size, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("ones", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("ones", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_ones_out(size, out);
     tg__autograd_below_end(tg_prev);
@@ -3195,8 +2277,7 @@ tg_tensor *tg__autograd_kernel_ones_out(tg_int_list size, tg_tensor *out)
 tg_tensor *tg__autograd_kernel_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("full", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("full", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_full_out(size, fill_value, out);
     tg__autograd_below_end(tg_prev);
@@ -3204,32 +2285,24 @@ tg_tensor *tg__autograd_kernel_full_out(tg_int_list size, double fill_value, tg_
 }
 
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-static const tg_ag_op tg__ag_add = { "add", "add.Tensor", &AddBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
+    static const tg_ag_op tg_op = { "add", "add.Tensor", &AddBackward0_entry, false };
     tg__frame_AddBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_add, &tg_x) == 0) {
-        tg_r = tg_add_fn(self, other, (tg_add_opts){ .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_add_fn(self, other, (tg_add_opts){ .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_add_ = { "add_", "add_.Tensor", &AddBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
+    static const tg_ag_op tg_op = { "add_", "add_.Tensor", &AddBackward0_entry, true };
     tg__frame_AddBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_add_, &tg_x) == 0) {
-        tg_r = tg_add__fn(self, other, (tg_add__opts){ .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_add__fn(self, other, (tg_add__opts){ .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3237,8 +2310,7 @@ tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double al
 tg_tensor *tg__autograd_kernel_add_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("add", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("add", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_add_out_fn(self, other, out, (tg_add_out_opts){ .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -3246,32 +2318,24 @@ tg_tensor *tg__autograd_kernel_add_out(tg_tensor *self, tg_tensor *other, double
 }
 
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_ne = { "ne", "ne.Tensor", &NeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "ne", "ne.Tensor", &NeBackward0_entry, false };
     tg__frame_NeBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_ne, &tg_x) == 0) {
-        tg_r = tg_ne(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ne(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_ne_ = { "ne_", "ne_.Tensor", &NeBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "ne_", "ne_.Tensor", &NeBackward0_entry, true };
     tg__frame_NeBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_ne_, &tg_x) == 0) {
-        tg_r = tg_ne_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ne_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3279,8 +2343,7 @@ tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_ne_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("ne", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("ne", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_ne_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3291,8 +2354,7 @@ tg_tensor *tg__autograd_kernel_ne_out(tg_tensor *self, tg_tensor *other, tg_tens
 tg_tensor *tg__autograd_kernel_ne_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("ne", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("ne", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_ne_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -3300,32 +2362,24 @@ tg_tensor *tg__autograd_kernel_ne_scalar_out(tg_tensor *self, double other, tg_t
 }
 
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
-static const tg_ag_op tg__ag_clamp = { "clamp", "clamp", &ClampBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
+    static const tg_ag_op tg_op = { "clamp", "clamp", &ClampBackward0_entry, false };
     tg__frame_ClampBackward0 tg_x = { .self = self, .min = min, .max = max };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_clamp, &tg_x) == 0) {
-        tg_r = tg_clamp_fn(self, (tg_clamp_opts){ .min = min, .max = max });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp_fn(self, (tg_clamp_opts){ .min = min, .max = max });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_clamp_ = { "clamp_", "clamp_", &ClampBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
+    static const tg_ag_op tg_op = { "clamp_", "clamp_", &ClampBackward0_entry, true };
     tg__frame_ClampBackward0 tg_x = { .self = self, .min = min, .max = max };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_clamp_, &tg_x) == 0) {
-        tg_r = tg_clamp__fn(self, (tg_clamp__opts){ .min = min, .max = max });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp__fn(self, (tg_clamp__opts){ .min = min, .max = max });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3333,8 +2387,7 @@ tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_
 tg_tensor *tg__autograd_kernel_clamp_out(tg_tensor *self, tg_opt_float min, tg_opt_float max, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("clamp", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("clamp", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_clamp_out_fn(self, out, (tg_clamp_out_opts){ .min = min, .max = max });
     tg__autograd_below_end(tg_prev);
@@ -3342,32 +2395,24 @@ tg_tensor *tg__autograd_kernel_clamp_out(tg_tensor *self, tg_opt_float min, tg_o
 }
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
-static const tg_ag_op tg__ag_clamp_tensor = { "clamp", "clamp.Tensor", &ClampBackward1_entry, false };
-
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
+    static const tg_ag_op tg_op = { "clamp", "clamp.Tensor", &ClampBackward1_entry, false };
     tg__frame_ClampBackward1 tg_x = { .self = self, .min = min, .max = max };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_clamp_tensor, &tg_x) == 0) {
-        tg_r = tg_clamp_tensor_fn(self, (tg_clamp_tensor_opts){ .min = min, .max = max });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp_tensor_fn(self, (tg_clamp_tensor_opts){ .min = min, .max = max });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_clamp_tensor_ = { "clamp_", "clamp_.Tensor", &ClampBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
+    static const tg_ag_op tg_op = { "clamp_", "clamp_.Tensor", &ClampBackward1_entry, true };
     tg__frame_ClampBackward1 tg_x = { .self = self, .min = min, .max = max };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_clamp_tensor_, &tg_x) == 0) {
-        tg_r = tg_clamp_tensor__fn(self, (tg_clamp_tensor__opts){ .min = min, .max = max });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp_tensor__fn(self, (tg_clamp_tensor__opts){ .min = min, .max = max });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3375,8 +2420,7 @@ tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg
 tg_tensor *tg__autograd_kernel_clamp_tensor_out(tg_tensor *self, tg_tensor *min, tg_tensor *max, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, min, max, out };
-    if (tg_autograd_check_out("clamp", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("clamp", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_clamp_tensor_out_fn(self, out, (tg_clamp_tensor_out_opts){ .min = min, .max = max });
     tg__autograd_below_end(tg_prev);
@@ -3384,32 +2428,24 @@ tg_tensor *tg__autograd_kernel_clamp_tensor_out(tg_tensor *self, tg_tensor *min,
 }
 
 /* cos(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_cos = { "cos", "cos", &CosBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "cos", "cos", &CosBackward0_entry, false };
     tg__frame_CosBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cos, &tg_x) == 0) {
-        tg_r = tg_cos(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cos(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_cos_ = { "cos_", "cos_", &CosBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "cos_", "cos_", &CosBackward0_entry, true };
     tg__frame_CosBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cos_, &tg_x) == 0) {
-        tg_r = tg_cos_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cos_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3417,8 +2453,7 @@ tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_cos_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("cos", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("cos", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_cos_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3426,17 +2461,13 @@ tg_tensor *tg__autograd_kernel_cos_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-static const tg_ag_op tg__ag_mean = { "mean", "mean.dim", &MeanBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "mean", "mean.dim", &MeanBackward0_entry, false };
     tg__frame_MeanBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mean, &tg_x) == 0) {
-        tg_r = tg_mean_fn(self, (tg_mean_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mean_fn(self, (tg_mean_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3444,8 +2475,7 @@ tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepd
 tg_tensor *tg__autograd_kernel_mean_out(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("mean", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("mean", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_mean_out_fn(self, out, (tg_mean_out_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
     tg__autograd_below_end(tg_prev);
@@ -3453,17 +2483,13 @@ tg_tensor *tg__autograd_kernel_mean_out(tg_tensor *self, tg_int_list dim, bool k
 }
 
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
-static const tg_ag_op tg__ag_prod_dim = { "prod", "prod.dim_int", &ProdBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "prod", "prod.dim_int", &ProdBackward0_entry, false };
     tg__frame_ProdBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_prod_dim, &tg_x) == 0) {
-        tg_r = tg_prod_dim_fn(self, dim, (tg_prod_dim_opts){ .keepdim = keepdim, .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_prod_dim_fn(self, dim, (tg_prod_dim_opts){ .keepdim = keepdim, .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3471,8 +2497,7 @@ tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepd
 tg_tensor *tg__autograd_kernel_prod_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("prod", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("prod", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_prod_dim_out_fn(self, dim, out, (tg_prod_dim_out_opts){ .keepdim = keepdim, .dtype = dtype });
     tg__autograd_below_end(tg_prev);
@@ -3480,32 +2505,24 @@ tg_tensor *tg__autograd_kernel_prod_dim_out(tg_tensor *self, int64_t dim, bool k
 }
 
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
-static const tg_ag_op tg__ag_copy_ = { "copy_", "copy_", &CopyBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
+    static const tg_ag_op tg_op = { "copy_", "copy_", &CopyBackward0_entry, true };
     tg__frame_CopyBackward0 tg_x = { .self = self, .src = src, .non_blocking = non_blocking };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_copy_, &tg_x) == 0) {
-        tg_r = tg_copy__fn(self, src, (tg_copy__opts){ .non_blocking = non_blocking });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_copy__fn(self, src, (tg_copy__opts){ .non_blocking = non_blocking });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
-static const tg_ag_op tg__ag__softmax = { "_softmax", "_softmax", &SoftmaxBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
+    static const tg_ag_op tg_op = { "_softmax", "_softmax", &SoftmaxBackward0_entry, false };
     tg__frame_SoftmaxBackward0 tg_x = { .self = self, .dim = dim, .half_to_float = half_to_float };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__softmax, &tg_x) == 0) {
-        tg_r = tg__softmax(self, dim, half_to_float);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__softmax(self, dim, half_to_float);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3513,8 +2530,7 @@ tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_
 tg_tensor *tg__autograd_kernel__softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("_softmax", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("_softmax", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg__softmax_out(self, dim, half_to_float, out);
     tg__autograd_below_end(tg_prev);
@@ -3522,122 +2538,90 @@ tg_tensor *tg__autograd_kernel__softmax_out(tg_tensor *self, int64_t dim, bool h
 }
 
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
-static const tg_ag_op tg__ag_threshold_backward = { "threshold_backward", "threshold_backward", &ThresholdBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
+    static const tg_ag_op tg_op = { "threshold_backward", "threshold_backward", &ThresholdBackwardBackward0_entry, false };
     tg__frame_ThresholdBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .threshold = threshold };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_threshold_backward, &tg_x) == 0) {
-        tg_r = tg_threshold_backward(grad_output, self, threshold);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_threshold_backward(grad_output, self, threshold);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
-static const tg_ag_op tg__ag__log_softmax_backward_data = { "_log_softmax_backward_data", "_log_softmax_backward_data", &LogSoftmaxBackwardDataBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
+    static const tg_ag_op tg_op = { "_log_softmax_backward_data", "_log_softmax_backward_data", &LogSoftmaxBackwardDataBackward0_entry, false };
     tg__frame_LogSoftmaxBackwardDataBackward0 tg_x = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__log_softmax_backward_data, &tg_x) == 0) {
-        tg_r = tg__log_softmax_backward_data(grad_output, output, dim, input_dtype);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__log_softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
-static const tg_ag_op tg__ag_max_pool_double_backward = { "max_pool_double_backward", "max_pool_double_backward", &MaxPoolDoubleBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "max_pool_double_backward", "max_pool_double_backward", &MaxPoolDoubleBackwardBackward0_entry, false };
     tg__frame_MaxPoolDoubleBackwardBackward0 tg_x = { .self = self, .indices = indices, .dim = dim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_max_pool_double_backward, &tg_x) == 0) {
-        tg_r = tg_max_pool_double_backward(self, indices, dim);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_max_pool_double_backward(self, indices, dim);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
-static const tg_ag_op tg__ag_avg_pool2d = { "avg_pool2d", "avg_pool2d", &AvgPool2dBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
+    static const tg_ag_op tg_op = { "avg_pool2d", "avg_pool2d", &AvgPool2dBackward0_entry, false };
     tg__frame_AvgPool2dBackward0 tg_x = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_avg_pool2d, &tg_x) == 0) {
-        tg_r = tg_avg_pool2d_fn(self, kernel_size, (tg_avg_pool2d_opts){ .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_avg_pool2d_fn(self, kernel_size, (tg_avg_pool2d_opts){ .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
-static const tg_ag_op tg__ag__adaptive_avg_pool2d = { "_adaptive_avg_pool2d", "_adaptive_avg_pool2d", &AdaptiveAvgPool2dBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
+    static const tg_ag_op tg_op = { "_adaptive_avg_pool2d", "_adaptive_avg_pool2d", &AdaptiveAvgPool2dBackward0_entry, false };
     tg__frame_AdaptiveAvgPool2dBackward0 tg_x = { .self = self, .output_size = output_size };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__adaptive_avg_pool2d, &tg_x) == 0) {
-        tg_r = tg__adaptive_avg_pool2d(self, output_size);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__adaptive_avg_pool2d(self, output_size);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
-static const tg_ag_op tg__ag_reflection_pad2d_backward = { "reflection_pad2d_backward", "reflection_pad2d_backward", &ReflectionPad2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
+    static const tg_ag_op tg_op = { "reflection_pad2d_backward", "reflection_pad2d_backward", &ReflectionPad2dBackwardBackward0_entry, false };
     tg__frame_ReflectionPad2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .padding = padding };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_reflection_pad2d_backward, &tg_x) == 0) {
-        tg_r = tg_reflection_pad2d_backward(grad_output, self, padding);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_reflection_pad2d_backward(grad_output, self, padding);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_batch_norm = { "native_batch_norm", "native_batch_norm", &NativeBatchNormBackward0_entry, false };
-
 tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
 {
+    static const tg_ag_op tg_op = { "native_batch_norm", "native_batch_norm", &NativeBatchNormBackward0_entry, false };
     tg__frame_NativeBatchNormBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_batch_norm, &tg_x) == 0) {
-        tg_r = tg_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
-static const tg_ag_op tg__ag_leaky_relu_backward = { "leaky_relu_backward", "leaky_relu_backward", &LeakyReluBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
 {
+    static const tg_ag_op tg_op = { "leaky_relu_backward", "leaky_relu_backward", &LeakyReluBackwardBackward0_entry, false };
     tg__frame_LeakyReluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_leaky_relu_backward, &tg_x) == 0) {
-        tg_r = tg_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3645,8 +2629,7 @@ tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_te
 tg_tensor *tg__autograd_kernel_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("hardsigmoid", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("hardsigmoid", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_hardsigmoid_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -3654,77 +2637,57 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* hardsigmoid(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_hardsigmoid = { "hardsigmoid", "hardsigmoid", &HardsigmoidBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "hardsigmoid", "hardsigmoid", &HardsigmoidBackward0_entry, false };
     tg__frame_HardsigmoidBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardsigmoid, &tg_x) == 0) {
-        tg_r = tg_hardsigmoid(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardsigmoid(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_hardsigmoid_ = { "hardsigmoid_", "hardsigmoid_", &HardsigmoidBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "hardsigmoid_", "hardsigmoid_", &HardsigmoidBackward0_entry, true };
     tg__frame_HardsigmoidBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardsigmoid_, &tg_x) == 0) {
-        tg_r = tg_hardsigmoid_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardsigmoid_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_mish_backward = { "mish_backward", "mish_backward", &MishBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "mish_backward", "mish_backward", &MishBackwardBackward0_entry, false };
     tg__frame_MishBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mish_backward, &tg_x) == 0) {
-        tg_r = tg_mish_backward(grad_output, self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mish_backward(grad_output, self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
-static const tg_ag_op tg__ag_log_sigmoid_forward = { "log_sigmoid_forward", "log_sigmoid_forward", &LogSigmoidForwardBackward0_entry, false };
-
 tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "log_sigmoid_forward", "log_sigmoid_forward", &LogSigmoidForwardBackward0_entry, false };
     tg__frame_LogSigmoidForwardBackward0 tg_x = { .self = self };
-    tg_output_buffer tg_r = (tg_output_buffer){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_log_sigmoid_forward, &tg_x) == 0) {
-        tg_r = tg_log_sigmoid_forward(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_output_buffer tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_output_buffer){ 0 } : tg_log_sigmoid_forward(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
-static const tg_ag_op tg__ag_index_select = { "index_select", "index_select", &IndexSelectBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
 {
+    static const tg_ag_op tg_op = { "index_select", "index_select", &IndexSelectBackward0_entry, false };
     tg__frame_IndexSelectBackward0 tg_x = { .self = self, .dim = dim, .index = index };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_index_select, &tg_x) == 0) {
-        tg_r = tg_index_select(self, dim, index);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_select(self, dim, index);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3732,8 +2695,7 @@ tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_ten
 tg_tensor *tg__autograd_kernel_add_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("add", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("add", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_add_scalar_out_fn(self, other, out, (tg_add_scalar_out_opts){ .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -3744,8 +2706,7 @@ tg_tensor *tg__autograd_kernel_add_scalar_out(tg_tensor *self, double other, dou
 tg_tensor *tg__autograd_kernel_index_select_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, out };
-    if (tg_autograd_check_out("index_select", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("index_select", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_index_select_out(self, dim, index, out);
     tg__autograd_below_end(tg_prev);

@@ -106,9 +106,8 @@ typedef struct tg__node_SubBackward0 {
 /* self: grad */
 static tg_tensor *SubBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_SubBackward0 *n = (tg__node_SubBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -117,26 +116,17 @@ static tg_tensor *SubBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 static tg_tensor *SubBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SubBackward0 *n = (tg__node_SubBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (n->alpha == INT64_C(1)) {
         if (!(t1 = tg_neg(grads[0]))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_mul_scalar(grads[0], (-n->alpha)))) goto done;
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 
@@ -144,9 +134,8 @@ static const tg_ag_formula SubBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SubBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = SubBackward0_other },
 };
-static const tg_ag_node_type SubBackward0_type = { { "SubBackward0", tg__autograd_apply, NULL }, SubBackward0_formulas, 2 };
 
-/* The frame of SubBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SubBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SubBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -161,7 +150,6 @@ static tg_tensor *SubBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SubBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->self_t);
     return tg_r;
 }
@@ -169,49 +157,37 @@ static tg_tensor *SubBackward0_jvp0_0(void *tg_frame)
 static tg_tensor *SubBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_SubBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (n->alpha == INT64_C(1)) {
         t0 = tg_retain(n->other_t);
     } else {
         if (!(t1 = tg_mul_scalar(n->other_t, n->alpha))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input SubBackward0_inputs[] = {
     { offsetof(tg__frame_SubBackward0, self), offsetof(tg__frame_SubBackward0, self_t), 0, false },
     { offsetof(tg__frame_SubBackward0, other), offsetof(tg__frame_SubBackward0, other_t), 1, false },
 };
-static const uint8_t SubBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_ag_save SubBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SubBackward0, alpha), offsetof(tg__node_SubBackward0, alpha), sizeof(double), NULL },
-};
+static const uint8_t SubBackward0_edges[] = { 0, 1 };
+static const tg_ag_save SubBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SubBackward0, alpha), offsetof(tg__node_SubBackward0, alpha), sizeof(double), NULL } };
 static const tg_fw_term SubBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), SubBackward0_jvp0_0, NULL },
     { 0, true, UINT64_C(0x2), SubBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output SubBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SubBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output SubBackward0_outputs[] = { { 0, offsetof(tg__frame_SubBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SubBackward0_type = { { "SubBackward0", tg__autograd_apply, NULL }, SubBackward0_formulas, 2, SubBackward0_saves, 1 };
 static const tg_ag_entry SubBackward0_entry = {
-    .vt = &SubBackward0_type.vt, .node_size = sizeof(tg__node_SubBackward0), .why = NULL,
+    .vt = &SubBackward0_type.vt, .node_size = sizeof(tg__node_SubBackward0),
     .inputs = SubBackward0_inputs, .ninputs = 2,
     .edges = SubBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = SubBackward0_saves, .nsaves = 1,
     .outputs = SubBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SubBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = SubBackward0_terms, .nterms = 2,
 };
 
 /* PowBackward0: pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
@@ -226,16 +202,8 @@ typedef struct tg__node_PowBackward0 {
 static tg_tensor *PowBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_PowBackward0 *n = (tg__node_PowBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_exponent = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_exponent = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    tg_tensor *t3 = NULL, *t4 = NULL, *t5 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_exponent = tg_autograd_unpack(&n->exponent, &n->base))) goto done;
     if (!(t0 = tg_eq_scalar(s_exponent, (double)(INT64_C(0))))) goto done;
@@ -249,17 +217,10 @@ static tg_tensor *PowBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t5 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t4))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(s_self);
-    tg_release(s_exponent);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_self); tg_release(s_exponent); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -267,18 +228,8 @@ done:
 static tg_tensor *PowBackward0_exponent(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_PowBackward0 *n = (tg__node_PowBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_exponent = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_exponent = NULL, *s_result = NULL, *t0 = NULL;
+    tg_tensor *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_exponent = tg_autograd_unpack(&n->exponent, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
@@ -295,19 +246,10 @@ static tg_tensor *PowBackward0_exponent(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t6 = tg_where_scalar_self(t2, (double)(INT64_C(0)), t5))) goto done;
     TG__GEN_DROP(t2);
     TG__GEN_DROP(t5);
-    tg_r = t6;
-    t6 = NULL;
+    tg_r = tg__gen_take(&t6);
 done:
-    tg_release(s_self);
-    tg_release(s_exponent);
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
+    tg_release(s_self); tg_release(s_exponent); tg_release(s_result); tg_release(t0);
+    tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5); tg_release(t6);
     return tg_r;
 }
 
@@ -315,17 +257,8 @@ static const tg_ag_formula PowBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = PowBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = PowBackward0_exponent },
 };
-static void PowBackward0_release_saved(tg_node *node)
-{
-    tg__node_PowBackward0 *n = (tg__node_PowBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->exponent);
-    tg_autograd_saved_release(&n->result);
-}
 
-static const tg_ag_node_type PowBackward0_type = { { "PowBackward0", tg__autograd_apply, PowBackward0_release_saved }, PowBackward0_formulas, 2 };
-
-/* The frame of PowBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of PowBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_PowBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -338,14 +271,7 @@ typedef struct tg__frame_PowBackward0 {
 static tg_tensor *PowBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_PowBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     if (!(t0 = tg_eq_scalar(n->exponent, (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_mul(n->self_t, n->exponent))) goto done;
     if (!(t2 = tg_sub_scalar_fn(n->exponent, (double)(INT64_C(1)), (tg_sub_scalar_opts){ .alpha = 1 }))) goto done;
@@ -357,30 +283,17 @@ static tg_tensor *PowBackward0_jvp0_0(void *tg_frame)
     if (!(t5 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t4))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t4);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     return tg_r;
 }
 /* result: where(exponent_p == 0, 0, self_t * exponent_p * self_p.pow(exponent_p - 1)) + where((self_p == 0) * (exponent_p >= 0), 0, exponent_t * result * self_p.log()) (term 1) */
 static tg_tensor *PowBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_PowBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensor *t6 = NULL;
-    (void)n;
     if (!(t0 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_ge_scalar(n->exponent, (double)(INT64_C(0))))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -394,15 +307,9 @@ static tg_tensor *PowBackward0_jvp0_1(void *tg_frame)
     if (!(t6 = tg_where_scalar_self(t2, (double)(INT64_C(0)), t5))) goto done;
     TG__GEN_DROP(t2);
     TG__GEN_DROP(t5);
-    tg_r = t6;
-    t6 = NULL;
+    tg_r = tg__gen_take(&t6);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     tg_release(t6);
     return tg_r;
 }
@@ -410,10 +317,7 @@ static const tg_ag_input PowBackward0_inputs[] = {
     { offsetof(tg__frame_PowBackward0, self), offsetof(tg__frame_PowBackward0, self_t), 0, false },
     { offsetof(tg__frame_PowBackward0, exponent), offsetof(tg__frame_PowBackward0, exponent_t), 1, false },
 };
-static const uint8_t PowBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t PowBackward0_edges[] = { 0, 1 };
 static const tg_ag_save PowBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_PowBackward0, self), offsetof(tg__node_PowBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_PowBackward0, exponent), offsetof(tg__node_PowBackward0, exponent), 0, NULL },
@@ -423,16 +327,15 @@ static const tg_fw_term PowBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), PowBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), PowBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output PowBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_PowBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output PowBackward0_outputs[] = { { 0, offsetof(tg__frame_PowBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type PowBackward0_type = { { "PowBackward0", tg__autograd_apply, tg__autograd_release_saved }, PowBackward0_formulas, 2, PowBackward0_saves, 3 };
 static const tg_ag_entry PowBackward0_entry = {
-    .vt = &PowBackward0_type.vt, .node_size = sizeof(tg__node_PowBackward0), .why = NULL,
+    .vt = &PowBackward0_type.vt, .node_size = sizeof(tg__node_PowBackward0),
     .inputs = PowBackward0_inputs, .ninputs = 2,
     .edges = PowBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = PowBackward0_saves, .nsaves = 3,
     .outputs = PowBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = PowBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = PowBackward0_terms, .nterms = 2,
 };
 
 /* LtBackward0: lt.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -443,13 +346,10 @@ typedef struct tg__node_LtBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *LtBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_LtBackward0 *n = (tg__node_LtBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -458,13 +358,10 @@ done:
 /* other: zeros_like(grad) */
 static tg_tensor *LtBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_LtBackward0 *n = (tg__node_LtBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -474,9 +371,8 @@ static const tg_ag_formula LtBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LtBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = LtBackward0_other },
 };
-static const tg_ag_node_type LtBackward0_type = { { "LtBackward0", tg__autograd_apply, NULL }, LtBackward0_formulas, 2 };
 
-/* The frame of LtBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LtBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LtBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -489,12 +385,9 @@ typedef struct tg__frame_LtBackward0 {
 static tg_tensor *LtBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LtBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -503,23 +396,16 @@ static const tg_ag_input LtBackward0_inputs[] = {
     { offsetof(tg__frame_LtBackward0, self), offsetof(tg__frame_LtBackward0, self_t), 0, false },
     { offsetof(tg__frame_LtBackward0, other), offsetof(tg__frame_LtBackward0, other_t), 1, false },
 };
-static const uint8_t LtBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term LtBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), LtBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output LtBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t LtBackward0_edges[] = { 0, 1 };
+static const tg_fw_term LtBackward0_terms[] = { { 0, false, UINT64_C(0x1), LtBackward0_jvp0_0, NULL } };
+static const tg_ag_output LtBackward0_outputs[] = { { 0, offsetof(tg__frame_LtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LtBackward0_type = { { "LtBackward0", tg__autograd_apply, NULL }, LtBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry LtBackward0_entry = {
-    .vt = &LtBackward0_type.vt, .node_size = sizeof(tg__node_LtBackward0), .why = NULL,
+    .vt = &LtBackward0_type.vt, .node_size = sizeof(tg__node_LtBackward0),
     .inputs = LtBackward0_inputs, .ninputs = 2,
     .edges = LtBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = LtBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LtBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = LtBackward0_terms, .nterms = 1,
 };
 
 /* SinBackward0: sin(Tensor self) -> Tensor */
@@ -532,36 +418,20 @@ typedef struct tg__node_SinBackward0 {
 static tg_tensor *SinBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SinBackward0 *n = (tg__node_SinBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_cos(s_self))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula SinBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SinBackward0_self },
-};
-static void SinBackward0_release_saved(tg_node *node)
-{
-    tg__node_SinBackward0 *n = (tg__node_SinBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula SinBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SinBackward0_self } };
 
-static const tg_ag_node_type SinBackward0_type = { { "SinBackward0", tg__autograd_apply, SinBackward0_release_saved }, SinBackward0_formulas, 1 };
-
-/* The frame of SinBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SinBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SinBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -572,42 +442,28 @@ typedef struct tg__frame_SinBackward0 {
 static tg_tensor *SinBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SinBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_cos(n->self))) goto done;
     if (!(t1 = tg_mul(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input SinBackward0_inputs[] = {
-    { offsetof(tg__frame_SinBackward0, self), offsetof(tg__frame_SinBackward0, self_t), 0, false },
-};
-static const uint8_t SinBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SinBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SinBackward0, self), offsetof(tg__node_SinBackward0, self), 0, NULL },
-};
-static const tg_fw_term SinBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SinBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SinBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SinBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input SinBackward0_inputs[] = { { offsetof(tg__frame_SinBackward0, self), offsetof(tg__frame_SinBackward0, self_t), 0, false } };
+static const uint8_t SinBackward0_edges[] = { 0 };
+static const tg_ag_save SinBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SinBackward0, self), offsetof(tg__node_SinBackward0, self), 0, NULL } };
+static const tg_fw_term SinBackward0_terms[] = { { 0, false, UINT64_C(0x1), SinBackward0_jvp0_0, NULL } };
+static const tg_ag_output SinBackward0_outputs[] = { { 0, offsetof(tg__frame_SinBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SinBackward0_type = { { "SinBackward0", tg__autograd_apply, tg__autograd_release_saved }, SinBackward0_formulas, 1, SinBackward0_saves, 1 };
 static const tg_ag_entry SinBackward0_entry = {
-    .vt = &SinBackward0_type.vt, .node_size = sizeof(tg__node_SinBackward0), .why = NULL,
+    .vt = &SinBackward0_type.vt, .node_size = sizeof(tg__node_SinBackward0),
     .inputs = SinBackward0_inputs, .ninputs = 1,
     .edges = SinBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SinBackward0_saves, .nsaves = 1,
     .outputs = SinBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SinBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SinBackward0_terms, .nterms = 1,
 };
 
 /* AsStridedBackward0: as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
@@ -615,12 +471,9 @@ typedef struct tg__node_AsStridedBackward0 {
     tg_node base;
 } tg__node_AsStridedBackward0;
 
-static const tg_ag_formula AsStridedBackward0_formulas[] = {
-    { TG_AGF_NOT_IMPL, -1, UINT64_C(0x1), -1, "as_strided: its gradient needs the geometry of the whole storage of self, as in PyTorch as_strided_backward; use view, expand, slice or select", .fn.one = NULL },
-};
-static const tg_ag_node_type AsStridedBackward0_type = { { "AsStridedBackward0", tg__autograd_apply, NULL }, AsStridedBackward0_formulas, 1 };
+static const tg_ag_formula AsStridedBackward0_formulas[] = { { TG_AGF_NOT_IMPL, -1, UINT64_C(0x1), -1, "as_strided: its gradient needs the geometry of the whole storage of self, as in PyTorch as_strided_backward; use view, expand, slice or select", .fn.one = NULL } };
 
-/* The frame of AsStridedBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AsStridedBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AsStridedBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -630,22 +483,15 @@ typedef struct tg__frame_AsStridedBackward0 {
     tg_tensor *result;
 } tg__frame_AsStridedBackward0;
 
-static const tg_ag_input AsStridedBackward0_inputs[] = {
-    { offsetof(tg__frame_AsStridedBackward0, self), offsetof(tg__frame_AsStridedBackward0, self_t), 0, false },
-};
-static const uint8_t AsStridedBackward0_edges[] = {
-    0,
-};
-static const tg_ag_output AsStridedBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AsStridedBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input AsStridedBackward0_inputs[] = { { offsetof(tg__frame_AsStridedBackward0, self), offsetof(tg__frame_AsStridedBackward0, self_t), 0, false } };
+static const uint8_t AsStridedBackward0_edges[] = { 0 };
+static const tg_ag_output AsStridedBackward0_outputs[] = { { 0, offsetof(tg__frame_AsStridedBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AsStridedBackward0_type = { { "AsStridedBackward0", tg__autograd_apply, NULL }, AsStridedBackward0_formulas, 1, NULL, 0 };
 static const tg_ag_entry AsStridedBackward0_entry = {
-    .vt = &AsStridedBackward0_type.vt, .node_size = sizeof(tg__node_AsStridedBackward0), .why = NULL,
+    .vt = &AsStridedBackward0_type.vt, .node_size = sizeof(tg__node_AsStridedBackward0),
     .inputs = AsStridedBackward0_inputs, .ninputs = 1,
     .edges = AsStridedBackward0_edges, .nedges = 1, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = AsStridedBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* PermuteBackward0: permute(Tensor(a) self, int[] dims) -> Tensor(a) */
@@ -658,23 +504,17 @@ typedef struct tg__node_PermuteBackward0 {
 static tg_tensor *PermuteBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_PermuteBackward0 *n = (tg__node_PermuteBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_permute_backward(grads[0], n->dims))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula PermuteBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = PermuteBackward0_self },
-};
-static const tg_ag_node_type PermuteBackward0_type = { { "PermuteBackward0", tg__autograd_apply, NULL }, PermuteBackward0_formulas, 1 };
+static const tg_ag_formula PermuteBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = PermuteBackward0_self } };
 
-/* The frame of PermuteBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of PermuteBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_PermuteBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -686,38 +526,26 @@ typedef struct tg__frame_PermuteBackward0 {
 static tg_tensor *PermuteBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_PermuteBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_permute(n->self_t, n->dims))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input PermuteBackward0_inputs[] = {
-    { offsetof(tg__frame_PermuteBackward0, self), offsetof(tg__frame_PermuteBackward0, self_t), 0, false },
-};
-static const uint8_t PermuteBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save PermuteBackward0_saves[] = {
-    { TG_AG_SAVE_INTS, false, offsetof(tg__frame_PermuteBackward0, dims), offsetof(tg__node_PermuteBackward0, dims), 0, NULL },
-};
-static const tg_fw_term PermuteBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), PermuteBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output PermuteBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_PermuteBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input PermuteBackward0_inputs[] = { { offsetof(tg__frame_PermuteBackward0, self), offsetof(tg__frame_PermuteBackward0, self_t), 0, false } };
+static const uint8_t PermuteBackward0_edges[] = { 0 };
+static const tg_ag_save PermuteBackward0_saves[] = { { TG_AG_SAVE_INTS, false, offsetof(tg__frame_PermuteBackward0, dims), offsetof(tg__node_PermuteBackward0, dims), 0, NULL } };
+static const tg_fw_term PermuteBackward0_terms[] = { { 0, false, UINT64_C(0x1), PermuteBackward0_jvp0_0, NULL } };
+static const tg_ag_output PermuteBackward0_outputs[] = { { 0, offsetof(tg__frame_PermuteBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type PermuteBackward0_type = { { "PermuteBackward0", tg__autograd_apply, NULL }, PermuteBackward0_formulas, 1, PermuteBackward0_saves, 1 };
 static const tg_ag_entry PermuteBackward0_entry = {
-    .vt = &PermuteBackward0_type.vt, .node_size = sizeof(tg__node_PermuteBackward0), .why = NULL,
+    .vt = &PermuteBackward0_type.vt, .node_size = sizeof(tg__node_PermuteBackward0),
     .inputs = PermuteBackward0_inputs, .ninputs = 1,
     .edges = PermuteBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = PermuteBackward0_saves, .nsaves = 1,
     .outputs = PermuteBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = PermuteBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = PermuteBackward0_terms, .nterms = 1,
 };
 
 /* SelectBackward0: select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
@@ -732,23 +560,17 @@ typedef struct tg__node_SelectBackward0 {
 static tg_tensor *SelectBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SelectBackward0 *n = (tg__node_SelectBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_select_backward(grads[0], tg__saved_sizes_list(&n->self_sizes), n->dim, n->index))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SelectBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SelectBackward0_self },
-};
-static const tg_ag_node_type SelectBackward0_type = { { "SelectBackward0", tg__autograd_apply, NULL }, SelectBackward0_formulas, 1 };
+static const tg_ag_formula SelectBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SelectBackward0_self } };
 
-/* The frame of SelectBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SelectBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SelectBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -761,40 +583,30 @@ typedef struct tg__frame_SelectBackward0 {
 static tg_tensor *SelectBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SelectBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_select(n->self_t, n->dim, n->index))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SelectBackward0_inputs[] = {
-    { offsetof(tg__frame_SelectBackward0, self), offsetof(tg__frame_SelectBackward0, self_t), 0, false },
-};
-static const uint8_t SelectBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SelectBackward0_inputs[] = { { offsetof(tg__frame_SelectBackward0, self), offsetof(tg__frame_SelectBackward0, self_t), 0, false } };
+static const uint8_t SelectBackward0_edges[] = { 0 };
 static const tg_ag_save SelectBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SelectBackward0, self), offsetof(tg__node_SelectBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SelectBackward0, dim), offsetof(tg__node_SelectBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SelectBackward0, index), offsetof(tg__node_SelectBackward0, index), sizeof(int64_t), NULL },
 };
-static const tg_fw_term SelectBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SelectBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SelectBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SelectBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SelectBackward0_terms[] = { { 0, false, UINT64_C(0x1), SelectBackward0_jvp0_0, NULL } };
+static const tg_ag_output SelectBackward0_outputs[] = { { 0, offsetof(tg__frame_SelectBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SelectBackward0_type = { { "SelectBackward0", tg__autograd_apply, NULL }, SelectBackward0_formulas, 1, SelectBackward0_saves, 3 };
 static const tg_ag_entry SelectBackward0_entry = {
-    .vt = &SelectBackward0_type.vt, .node_size = sizeof(tg__node_SelectBackward0), .why = NULL,
+    .vt = &SelectBackward0_type.vt, .node_size = sizeof(tg__node_SelectBackward0),
     .inputs = SelectBackward0_inputs, .ninputs = 1,
     .edges = SelectBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SelectBackward0_saves, .nsaves = 3,
     .outputs = SelectBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SelectBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SelectBackward0_terms, .nterms = 1,
 };
 
 /* LogSoftmaxBackward0: _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
@@ -809,32 +621,18 @@ typedef struct tg__node_LogSoftmaxBackward0 {
 static tg_tensor *LogSoftmaxBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_LogSoftmaxBackward0 *n = (tg__node_LogSoftmaxBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg__log_softmax_backward_data(grads[0], s_result, n->dim, n->self_scalar_type))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result);
-    tg_release(t0);
+    tg_release(s_result); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula LogSoftmaxBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogSoftmaxBackward0_self },
-};
-static void LogSoftmaxBackward0_release_saved(tg_node *node)
-{
-    tg__node_LogSoftmaxBackward0 *n = (tg__node_LogSoftmaxBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula LogSoftmaxBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = LogSoftmaxBackward0_self } };
 
-static const tg_ag_node_type LogSoftmaxBackward0_type = { { "LogSoftmaxBackward0", tg__autograd_apply, LogSoftmaxBackward0_release_saved }, LogSoftmaxBackward0_formulas, 1 };
-
-/* The frame of LogSoftmaxBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of LogSoftmaxBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_LogSoftmaxBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -848,7 +646,6 @@ static tg_tensor *LogSoftmaxBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_LogSoftmaxBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->self_t);
     return tg_r;
 }
@@ -856,30 +653,19 @@ static tg_tensor *LogSoftmaxBackward0_jvp0_0(void *tg_frame)
 static tg_tensor *LogSoftmaxBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_LogSoftmaxBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_exp(n->result))) goto done;
     if (!(t1 = tg_mul(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
-static const tg_ag_input LogSoftmaxBackward0_inputs[] = {
-    { offsetof(tg__frame_LogSoftmaxBackward0, self), offsetof(tg__frame_LogSoftmaxBackward0, self_t), 0, false },
-};
-static const uint8_t LogSoftmaxBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input LogSoftmaxBackward0_inputs[] = { { offsetof(tg__frame_LogSoftmaxBackward0, self), offsetof(tg__frame_LogSoftmaxBackward0, self_t), 0, false } };
+static const uint8_t LogSoftmaxBackward0_edges[] = { 0 };
 static const tg_ag_save LogSoftmaxBackward0_saves[] = {
     { TG_AG_SAVE_DTYPE, false, offsetof(tg__frame_LogSoftmaxBackward0, self), offsetof(tg__node_LogSoftmaxBackward0, self_scalar_type), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_LogSoftmaxBackward0, dim), offsetof(tg__node_LogSoftmaxBackward0, dim), sizeof(int64_t), NULL },
@@ -889,16 +675,15 @@ static const tg_fw_term LogSoftmaxBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), LogSoftmaxBackward0_jvp0_0, NULL },
     { 0, true, UINT64_C(0x1), LogSoftmaxBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output LogSoftmaxBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_LogSoftmaxBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output LogSoftmaxBackward0_outputs[] = { { 0, offsetof(tg__frame_LogSoftmaxBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type LogSoftmaxBackward0_type = { { "LogSoftmaxBackward0", tg__autograd_apply, tg__autograd_release_saved }, LogSoftmaxBackward0_formulas, 1, LogSoftmaxBackward0_saves, 3 };
 static const tg_ag_entry LogSoftmaxBackward0_entry = {
-    .vt = &LogSoftmaxBackward0_type.vt, .node_size = sizeof(tg__node_LogSoftmaxBackward0), .why = NULL,
+    .vt = &LogSoftmaxBackward0_type.vt, .node_size = sizeof(tg__node_LogSoftmaxBackward0),
     .inputs = LogSoftmaxBackward0_inputs, .ninputs = 1,
     .edges = LogSoftmaxBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = LogSoftmaxBackward0_saves, .nsaves = 3,
     .outputs = LogSoftmaxBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = LogSoftmaxBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = LogSoftmaxBackward0_terms, .nterms = 2,
 };
 
 /* SoftmaxBackwardDataBackward0: _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
@@ -914,17 +699,12 @@ typedef struct tg__node_SoftmaxBackwardDataBackward0 {
 static tg_tensor *SoftmaxBackwardDataBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SoftmaxBackwardDataBackward0 *n = (tg__node_SoftmaxBackwardDataBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_output = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_output = NULL, *t0 = NULL;
     if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg__softmax_backward_data(grads[0], s_output, n->dim, n->input_dtype))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_output);
-    tg_release(t0);
+    tg_release(s_output); tg_release(t0);
     return tg_r;
 }
 
@@ -932,19 +712,8 @@ done:
 static tg_tensor *SoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SoftmaxBackwardDataBackward0 *n = (tg__node_SoftmaxBackwardDataBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_output = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_output = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL, *t8 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
@@ -964,19 +733,10 @@ static tg_tensor *SoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tensor 
     if (!(t8 = tg_sub_fn(t4, t7, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t4);
     TG__GEN_DROP(t7);
-    tg_r = t8;
-    t8 = NULL;
+    tg_r = tg__gen_take(&t8);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_output);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
+    tg_release(s_grad_output); tg_release(s_output); tg_release(t0); tg_release(t1);
+    tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5); tg_release(t6); tg_release(t7);
     tg_release(t8);
     return tg_r;
 }
@@ -985,16 +745,8 @@ static const tg_ag_formula SoftmaxBackwardDataBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SoftmaxBackwardDataBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = SoftmaxBackwardDataBackward0_output },
 };
-static void SoftmaxBackwardDataBackward0_release_saved(tg_node *node)
-{
-    tg__node_SoftmaxBackwardDataBackward0 *n = (tg__node_SoftmaxBackwardDataBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->output);
-}
 
-static const tg_ag_node_type SoftmaxBackwardDataBackward0_type = { { "SoftmaxBackwardDataBackward0", tg__autograd_apply, SoftmaxBackwardDataBackward0_release_saved }, SoftmaxBackwardDataBackward0_formulas, 2 };
-
-/* The frame of SoftmaxBackwardDataBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SoftmaxBackwardDataBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SoftmaxBackwardDataBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1009,12 +761,9 @@ typedef struct tg__frame_SoftmaxBackwardDataBackward0 {
 static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SoftmaxBackwardDataBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg__softmax_backward_data(n->grad_output_t, n->output, n->dim, n->input_dtype))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1023,12 +772,7 @@ done:
 static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_SoftmaxBackwardDataBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_mul(n->grad_output, n->output))) goto done;
     if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
@@ -1036,45 +780,31 @@ static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_1(void *tg_frame)
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(n->output_t, t2))) goto done;
     TG__GEN_DROP(t2);
-    tg_r = t3;
-    t3 = NULL;
+    tg_r = tg__gen_take(&t3);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
     return tg_r;
 }
 /* result: _softmax_backward_data(grad_output_t, output_p, dim, input_dtype) + output_t * (grad_output_p - (grad_output_p * output_p).sum(dim, true)) - output_p * (grad_output_p * output_t).sum(dim, true) (term 2) */
 static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_SoftmaxBackwardDataBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_mul(n->grad_output, n->output_t))) goto done;
     if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_mul(n->output, t1))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 static const tg_ag_input SoftmaxBackwardDataBackward0_inputs[] = {
     { offsetof(tg__frame_SoftmaxBackwardDataBackward0, grad_output), offsetof(tg__frame_SoftmaxBackwardDataBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_SoftmaxBackwardDataBackward0, output), offsetof(tg__frame_SoftmaxBackwardDataBackward0, output_t), 1, false },
 };
-static const uint8_t SoftmaxBackwardDataBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t SoftmaxBackwardDataBackward0_edges[] = { 0, 1 };
 static const tg_ag_save SoftmaxBackwardDataBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SoftmaxBackwardDataBackward0, grad_output), offsetof(tg__node_SoftmaxBackwardDataBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SoftmaxBackwardDataBackward0, output), offsetof(tg__node_SoftmaxBackwardDataBackward0, output), 0, NULL },
@@ -1086,16 +816,15 @@ static const tg_fw_term SoftmaxBackwardDataBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), SoftmaxBackwardDataBackward0_jvp0_1, NULL },
     { 0, true, UINT64_C(0x2), SoftmaxBackwardDataBackward0_jvp0_2, NULL },
 };
-static const tg_ag_output SoftmaxBackwardDataBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SoftmaxBackwardDataBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output SoftmaxBackwardDataBackward0_outputs[] = { { 0, offsetof(tg__frame_SoftmaxBackwardDataBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SoftmaxBackwardDataBackward0_type = { { "SoftmaxBackwardDataBackward0", tg__autograd_apply, tg__autograd_release_saved }, SoftmaxBackwardDataBackward0_formulas, 2, SoftmaxBackwardDataBackward0_saves, 4 };
 static const tg_ag_entry SoftmaxBackwardDataBackward0_entry = {
-    .vt = &SoftmaxBackwardDataBackward0_type.vt, .node_size = sizeof(tg__node_SoftmaxBackwardDataBackward0), .why = NULL,
+    .vt = &SoftmaxBackwardDataBackward0_type.vt, .node_size = sizeof(tg__node_SoftmaxBackwardDataBackward0),
     .inputs = SoftmaxBackwardDataBackward0_inputs, .ninputs = 2,
     .edges = SoftmaxBackwardDataBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = SoftmaxBackwardDataBackward0_saves, .nsaves = 4,
     .outputs = SoftmaxBackwardDataBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SoftmaxBackwardDataBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = SoftmaxBackwardDataBackward0_terms, .nterms = 3,
 };
 
 /* ConvolutionBackward0: convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
@@ -1118,26 +847,17 @@ static int ConvolutionBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor *con
 {
     tg__node_ConvolutionBackward0 *n = (tg__node_ConvolutionBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *s_bias = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *s_input = NULL, *s_weight = NULL, *s_bias = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     tg_tensors3 t3 = { 0 };
-    (void)n;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (!(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (n->bias_defined && !(s_bias = tg_autograd_unpack(&n->bias, &n->base))) goto done;
     if (grads[0] != NULL) {
         t3 = tg_convolution_backward(grads[0], s_input, s_weight, tg__gen_sizes(s_bias), n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
         if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
-        t0 = t3.r0;
-        t3.r0 = NULL;
-        t1 = t3.r1;
-        t3.r1 = NULL;
-        t2 = t3.r2;
-        t3.r2 = NULL;
+        t0 = tg__gen_take(&t3.r0);
+        t1 = tg__gen_take(&t3.r1);
+        t2 = tg__gen_take(&t3.r2);
     } else {
     }
     if (tg__node_needs_input_grad(&n->base, 0)) {
@@ -1154,32 +874,14 @@ static int ConvolutionBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor *con
     }
     tg_rc = 0;
 done:
-    tg_release(s_input);
-    tg_release(s_weight);
-    tg_release(s_bias);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3.r0);
-    tg_release(t3.r1);
-    tg_release(t3.r2);
+    tg_release(s_input); tg_release(s_weight); tg_release(s_bias); tg_release(t0); tg_release(t1);
+    tg_release(t2); tg_release(t3.r0); tg_release(t3.r1); tg_release(t3.r2);
     return tg_rc;
 }
 
-static const tg_ag_formula ConvolutionBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = ConvolutionBackward0_input_weight_bias },
-};
-static void ConvolutionBackward0_release_saved(tg_node *node)
-{
-    tg__node_ConvolutionBackward0 *n = (tg__node_ConvolutionBackward0 *)node;
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-    tg_autograd_saved_release(&n->bias);
-}
+static const tg_ag_formula ConvolutionBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = ConvolutionBackward0_input_weight_bias } };
 
-static const tg_ag_node_type ConvolutionBackward0_type = { { "ConvolutionBackward0", tg__autograd_apply, ConvolutionBackward0_release_saved }, ConvolutionBackward0_formulas, 1 };
-
-/* The frame of ConvolutionBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ConvolutionBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ConvolutionBackward0 {
     tg_tensor *input;
     tg_tensor *input_t;
@@ -1200,12 +902,9 @@ typedef struct tg__frame_ConvolutionBackward0 {
 static tg_tensor *ConvolutionBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ConvolutionBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_convolution(n->input_t, n->weight, NULL, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1214,12 +913,9 @@ done:
 static tg_tensor *ConvolutionBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ConvolutionBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_convolution(n->input, n->weight_t, NULL, n->stride, n->padding, n->dilation, n->transposed, n->output_padding, n->groups))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1228,22 +924,15 @@ done:
 static tg_tensor *ConvolutionBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_ConvolutionBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_transpose(n->result, INT64_C(1), (-INT64_C(1))))) goto done;
     if (!(t1 = tg_expand_fn(n->bias_t, tg__gen_sizes(t0), (tg_expand_opts){ .implicit = false }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_transpose(t1, INT64_C(1), (-INT64_C(1))))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 static const tg_ag_input ConvolutionBackward0_inputs[] = {
@@ -1251,11 +940,7 @@ static const tg_ag_input ConvolutionBackward0_inputs[] = {
     { offsetof(tg__frame_ConvolutionBackward0, weight), offsetof(tg__frame_ConvolutionBackward0, weight_t), 1, false },
     { offsetof(tg__frame_ConvolutionBackward0, bias), offsetof(tg__frame_ConvolutionBackward0, bias_t), 2, false },
 };
-static const uint8_t ConvolutionBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t ConvolutionBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save ConvolutionBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ConvolutionBackward0, input), offsetof(tg__node_ConvolutionBackward0, input), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ConvolutionBackward0, weight), offsetof(tg__node_ConvolutionBackward0, weight), 0, NULL },
@@ -1273,16 +958,15 @@ static const tg_fw_term ConvolutionBackward0_terms[] = {
     { 0, false, UINT64_C(0x2), ConvolutionBackward0_jvp0_1, NULL },
     { 0, false, UINT64_C(0x4), ConvolutionBackward0_jvp0_2, NULL },
 };
-static const tg_ag_output ConvolutionBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ConvolutionBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output ConvolutionBackward0_outputs[] = { { 0, offsetof(tg__frame_ConvolutionBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ConvolutionBackward0_type = { { "ConvolutionBackward0", tg__autograd_apply, tg__autograd_release_saved }, ConvolutionBackward0_formulas, 1, ConvolutionBackward0_saves, 10 };
 static const tg_ag_entry ConvolutionBackward0_entry = {
-    .vt = &ConvolutionBackward0_type.vt, .node_size = sizeof(tg__node_ConvolutionBackward0), .why = NULL,
+    .vt = &ConvolutionBackward0_type.vt, .node_size = sizeof(tg__node_ConvolutionBackward0),
     .inputs = ConvolutionBackward0_inputs, .ninputs = 3,
     .edges = ConvolutionBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = ConvolutionBackward0_saves, .nsaves = 10,
     .outputs = ConvolutionBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ConvolutionBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = ConvolutionBackward0_terms, .nterms = 3,
 };
 
 /* AdaptiveMaxPool2dBackwardBackward0: adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
@@ -1296,17 +980,12 @@ typedef struct tg__node_AdaptiveMaxPool2dBackwardBackward0 {
 static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AdaptiveMaxPool2dBackwardBackward0 *n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_indices = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_indices = NULL, *t0 = NULL;
     if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
     if (!(t0 = tg_max_pool_double_backward(grads[0], s_indices, INT64_C(2)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_indices);
-    tg_release(t0);
+    tg_release(s_indices); tg_release(t0);
     return tg_r;
 }
 
@@ -1314,18 +993,13 @@ done:
 static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_AdaptiveMaxPool2dBackwardBackward0 *n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1333,16 +1007,8 @@ static const tg_ag_formula AdaptiveMaxPool2dBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = AdaptiveMaxPool2dBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = AdaptiveMaxPool2dBackwardBackward0_self },
 };
-static void AdaptiveMaxPool2dBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_AdaptiveMaxPool2dBackwardBackward0 *n = (tg__node_AdaptiveMaxPool2dBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->indices);
-}
 
-static const tg_ag_node_type AdaptiveMaxPool2dBackwardBackward0_type = { { "AdaptiveMaxPool2dBackwardBackward0", tg__autograd_apply, AdaptiveMaxPool2dBackwardBackward0_release_saved }, AdaptiveMaxPool2dBackwardBackward0_formulas, 2 };
-
-/* The frame of AdaptiveMaxPool2dBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of AdaptiveMaxPool2dBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_AdaptiveMaxPool2dBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1357,12 +1023,9 @@ typedef struct tg__frame_AdaptiveMaxPool2dBackwardBackward0 {
 static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_AdaptiveMaxPool2dBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_adaptive_max_pool2d_backward(n->grad_output_t, n->self, n->indices))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1372,27 +1035,21 @@ static const tg_ag_input AdaptiveMaxPool2dBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, self), offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, self_t), 1, false },
     { offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, indices), offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, indices_t), 2, false },
 };
-static const uint8_t AdaptiveMaxPool2dBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t AdaptiveMaxPool2dBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save AdaptiveMaxPool2dBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, self), offsetof(tg__node_AdaptiveMaxPool2dBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, indices), offsetof(tg__node_AdaptiveMaxPool2dBackwardBackward0, indices), 0, NULL },
 };
-static const tg_fw_term AdaptiveMaxPool2dBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), AdaptiveMaxPool2dBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output AdaptiveMaxPool2dBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term AdaptiveMaxPool2dBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), AdaptiveMaxPool2dBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output AdaptiveMaxPool2dBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_AdaptiveMaxPool2dBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type AdaptiveMaxPool2dBackwardBackward0_type = { { "AdaptiveMaxPool2dBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, AdaptiveMaxPool2dBackwardBackward0_formulas, 2, AdaptiveMaxPool2dBackwardBackward0_saves, 2 };
 static const tg_ag_entry AdaptiveMaxPool2dBackwardBackward0_entry = {
-    .vt = &AdaptiveMaxPool2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveMaxPool2dBackwardBackward0), .why = NULL,
+    .vt = &AdaptiveMaxPool2dBackwardBackward0_type.vt, .node_size = sizeof(tg__node_AdaptiveMaxPool2dBackwardBackward0),
     .inputs = AdaptiveMaxPool2dBackwardBackward0_inputs, .ninputs = 3,
     .edges = AdaptiveMaxPool2dBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = AdaptiveMaxPool2dBackwardBackward0_saves, .nsaves = 2,
     .outputs = AdaptiveMaxPool2dBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = AdaptiveMaxPool2dBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = AdaptiveMaxPool2dBackwardBackward0_terms, .nterms = 1,
 };
 
 /* ReplicationPad2dBackward0: replication_pad2d(Tensor self, int[4] padding) -> Tensor */
@@ -1406,32 +1063,18 @@ typedef struct tg__node_ReplicationPad2dBackward0 {
 static tg_tensor *ReplicationPad2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ReplicationPad2dBackward0 *n = (tg__node_ReplicationPad2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_replication_pad2d_backward(grads[0], s_self, n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula ReplicationPad2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReplicationPad2dBackward0_self },
-};
-static void ReplicationPad2dBackward0_release_saved(tg_node *node)
-{
-    tg__node_ReplicationPad2dBackward0 *n = (tg__node_ReplicationPad2dBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula ReplicationPad2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = ReplicationPad2dBackward0_self } };
 
-static const tg_ag_node_type ReplicationPad2dBackward0_type = { { "ReplicationPad2dBackward0", tg__autograd_apply, ReplicationPad2dBackward0_release_saved }, ReplicationPad2dBackward0_formulas, 1 };
-
-/* The frame of ReplicationPad2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ReplicationPad2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ReplicationPad2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1443,39 +1086,29 @@ typedef struct tg__frame_ReplicationPad2dBackward0 {
 static tg_tensor *ReplicationPad2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ReplicationPad2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_replication_pad2d(n->self_t, n->padding))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input ReplicationPad2dBackward0_inputs[] = {
-    { offsetof(tg__frame_ReplicationPad2dBackward0, self), offsetof(tg__frame_ReplicationPad2dBackward0, self_t), 0, false },
-};
-static const uint8_t ReplicationPad2dBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input ReplicationPad2dBackward0_inputs[] = { { offsetof(tg__frame_ReplicationPad2dBackward0, self), offsetof(tg__frame_ReplicationPad2dBackward0, self_t), 0, false } };
+static const uint8_t ReplicationPad2dBackward0_edges[] = { 0 };
 static const tg_ag_save ReplicationPad2dBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_ReplicationPad2dBackward0, self), offsetof(tg__node_ReplicationPad2dBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_ReplicationPad2dBackward0, padding), offsetof(tg__node_ReplicationPad2dBackward0, padding), 0, NULL },
 };
-static const tg_fw_term ReplicationPad2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), ReplicationPad2dBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output ReplicationPad2dBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ReplicationPad2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term ReplicationPad2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), ReplicationPad2dBackward0_jvp0_0, NULL } };
+static const tg_ag_output ReplicationPad2dBackward0_outputs[] = { { 0, offsetof(tg__frame_ReplicationPad2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type ReplicationPad2dBackward0_type = { { "ReplicationPad2dBackward0", tg__autograd_apply, tg__autograd_release_saved }, ReplicationPad2dBackward0_formulas, 1, ReplicationPad2dBackward0_saves, 2 };
 static const tg_ag_entry ReplicationPad2dBackward0_entry = {
-    .vt = &ReplicationPad2dBackward0_type.vt, .node_size = sizeof(tg__node_ReplicationPad2dBackward0), .why = NULL,
+    .vt = &ReplicationPad2dBackward0_type.vt, .node_size = sizeof(tg__node_ReplicationPad2dBackward0),
     .inputs = ReplicationPad2dBackward0_inputs, .ninputs = 1,
     .edges = ReplicationPad2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = ReplicationPad2dBackward0_saves, .nsaves = 2,
     .outputs = ReplicationPad2dBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = ReplicationPad2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = ReplicationPad2dBackward0_terms, .nterms = 1,
 };
 
 /* UpsampleNearest2dBackward0: upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
@@ -1491,23 +1124,17 @@ typedef struct tg__node_UpsampleNearest2dBackward0 {
 static tg_tensor *UpsampleNearest2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_UpsampleNearest2dBackward0 *n = (tg__node_UpsampleNearest2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_nearest2d_backward_fn(grads[0], n->output_size, tg__saved_sizes_list(&n->self_sizes), (tg_upsample_nearest2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UpsampleNearest2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleNearest2dBackward0_self },
-};
-static const tg_ag_node_type UpsampleNearest2dBackward0_type = { { "UpsampleNearest2dBackward0", tg__autograd_apply, NULL }, UpsampleNearest2dBackward0_formulas, 1 };
+static const tg_ag_formula UpsampleNearest2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleNearest2dBackward0_self } };
 
-/* The frame of UpsampleNearest2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UpsampleNearest2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UpsampleNearest2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1521,41 +1148,31 @@ typedef struct tg__frame_UpsampleNearest2dBackward0 {
 static tg_tensor *UpsampleNearest2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UpsampleNearest2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_nearest2d_fn(n->self_t, n->output_size, (tg_upsample_nearest2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input UpsampleNearest2dBackward0_inputs[] = {
-    { offsetof(tg__frame_UpsampleNearest2dBackward0, self), offsetof(tg__frame_UpsampleNearest2dBackward0, self_t), 0, false },
-};
-static const uint8_t UpsampleNearest2dBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input UpsampleNearest2dBackward0_inputs[] = { { offsetof(tg__frame_UpsampleNearest2dBackward0, self), offsetof(tg__frame_UpsampleNearest2dBackward0, self_t), 0, false } };
+static const uint8_t UpsampleNearest2dBackward0_edges[] = { 0 };
 static const tg_ag_save UpsampleNearest2dBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_UpsampleNearest2dBackward0, self), offsetof(tg__node_UpsampleNearest2dBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_UpsampleNearest2dBackward0, output_size), offsetof(tg__node_UpsampleNearest2dBackward0, output_size), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleNearest2dBackward0, scales_h), offsetof(tg__node_UpsampleNearest2dBackward0, scales_h), sizeof(tg_opt_float), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleNearest2dBackward0, scales_w), offsetof(tg__node_UpsampleNearest2dBackward0, scales_w), sizeof(tg_opt_float), NULL },
 };
-static const tg_fw_term UpsampleNearest2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), UpsampleNearest2dBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output UpsampleNearest2dBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UpsampleNearest2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term UpsampleNearest2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), UpsampleNearest2dBackward0_jvp0_0, NULL } };
+static const tg_ag_output UpsampleNearest2dBackward0_outputs[] = { { 0, offsetof(tg__frame_UpsampleNearest2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type UpsampleNearest2dBackward0_type = { { "UpsampleNearest2dBackward0", tg__autograd_apply, NULL }, UpsampleNearest2dBackward0_formulas, 1, UpsampleNearest2dBackward0_saves, 4 };
 static const tg_ag_entry UpsampleNearest2dBackward0_entry = {
-    .vt = &UpsampleNearest2dBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleNearest2dBackward0), .why = NULL,
+    .vt = &UpsampleNearest2dBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleNearest2dBackward0),
     .inputs = UpsampleNearest2dBackward0_inputs, .ninputs = 1,
     .edges = UpsampleNearest2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = UpsampleNearest2dBackward0_saves, .nsaves = 4,
     .outputs = UpsampleNearest2dBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = UpsampleNearest2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UpsampleNearest2dBackward0_terms, .nterms = 1,
 };
 
 /* UpsampleBilinear2dBackward0: upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
@@ -1572,23 +1189,17 @@ typedef struct tg__node_UpsampleBilinear2dBackward0 {
 static tg_tensor *UpsampleBilinear2dBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_UpsampleBilinear2dBackward0 *n = (tg__node_UpsampleBilinear2dBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_bilinear2d_backward_fn(grads[0], n->output_size, tg__saved_sizes_list(&n->self_sizes), n->align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula UpsampleBilinear2dBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleBilinear2dBackward0_self },
-};
-static const tg_ag_node_type UpsampleBilinear2dBackward0_type = { { "UpsampleBilinear2dBackward0", tg__autograd_apply, NULL }, UpsampleBilinear2dBackward0_formulas, 1 };
+static const tg_ag_formula UpsampleBilinear2dBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = UpsampleBilinear2dBackward0_self } };
 
-/* The frame of UpsampleBilinear2dBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of UpsampleBilinear2dBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_UpsampleBilinear2dBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1603,22 +1214,15 @@ typedef struct tg__frame_UpsampleBilinear2dBackward0 {
 static tg_tensor *UpsampleBilinear2dBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_UpsampleBilinear2dBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_upsample_bilinear2d_fn(n->self_t, n->output_size, n->align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = n->scales_h, .scales_w = n->scales_w }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input UpsampleBilinear2dBackward0_inputs[] = {
-    { offsetof(tg__frame_UpsampleBilinear2dBackward0, self), offsetof(tg__frame_UpsampleBilinear2dBackward0, self_t), 0, false },
-};
-static const uint8_t UpsampleBilinear2dBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input UpsampleBilinear2dBackward0_inputs[] = { { offsetof(tg__frame_UpsampleBilinear2dBackward0, self), offsetof(tg__frame_UpsampleBilinear2dBackward0, self_t), 0, false } };
+static const uint8_t UpsampleBilinear2dBackward0_edges[] = { 0 };
 static const tg_ag_save UpsampleBilinear2dBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_UpsampleBilinear2dBackward0, self), offsetof(tg__node_UpsampleBilinear2dBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_UpsampleBilinear2dBackward0, output_size), offsetof(tg__node_UpsampleBilinear2dBackward0, output_size), 0, NULL },
@@ -1626,19 +1230,16 @@ static const tg_ag_save UpsampleBilinear2dBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleBilinear2dBackward0, scales_h), offsetof(tg__node_UpsampleBilinear2dBackward0, scales_h), sizeof(tg_opt_float), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_UpsampleBilinear2dBackward0, scales_w), offsetof(tg__node_UpsampleBilinear2dBackward0, scales_w), sizeof(tg_opt_float), NULL },
 };
-static const tg_fw_term UpsampleBilinear2dBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), UpsampleBilinear2dBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output UpsampleBilinear2dBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_UpsampleBilinear2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term UpsampleBilinear2dBackward0_terms[] = { { 0, false, UINT64_C(0x1), UpsampleBilinear2dBackward0_jvp0_0, NULL } };
+static const tg_ag_output UpsampleBilinear2dBackward0_outputs[] = { { 0, offsetof(tg__frame_UpsampleBilinear2dBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type UpsampleBilinear2dBackward0_type = { { "UpsampleBilinear2dBackward0", tg__autograd_apply, NULL }, UpsampleBilinear2dBackward0_formulas, 1, UpsampleBilinear2dBackward0_saves, 5 };
 static const tg_ag_entry UpsampleBilinear2dBackward0_entry = {
-    .vt = &UpsampleBilinear2dBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleBilinear2dBackward0), .why = NULL,
+    .vt = &UpsampleBilinear2dBackward0_type.vt, .node_size = sizeof(tg__node_UpsampleBilinear2dBackward0),
     .inputs = UpsampleBilinear2dBackward0_inputs, .ninputs = 1,
     .edges = UpsampleBilinear2dBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = UpsampleBilinear2dBackward0_saves, .nsaves = 5,
     .outputs = UpsampleBilinear2dBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = UpsampleBilinear2dBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = UpsampleBilinear2dBackward0_terms, .nterms = 1,
 };
 
 /* HardtanhBackward0: hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
@@ -1653,32 +1254,18 @@ typedef struct tg__node_HardtanhBackward0 {
 static tg_tensor *HardtanhBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_HardtanhBackward0 *n = (tg__node_HardtanhBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_hardtanh_backward(grads[0], s_self, n->min_val, n->max_val))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula HardtanhBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardtanhBackward0_self },
-};
-static void HardtanhBackward0_release_saved(tg_node *node)
-{
-    tg__node_HardtanhBackward0 *n = (tg__node_HardtanhBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula HardtanhBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardtanhBackward0_self } };
 
-static const tg_ag_node_type HardtanhBackward0_type = { { "HardtanhBackward0", tg__autograd_apply, HardtanhBackward0_release_saved }, HardtanhBackward0_formulas, 1 };
-
-/* The frame of HardtanhBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of HardtanhBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_HardtanhBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1691,40 +1278,30 @@ typedef struct tg__frame_HardtanhBackward0 {
 static tg_tensor *HardtanhBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_HardtanhBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_hardtanh_backward(n->self_t, n->self, n->min_val, n->max_val))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input HardtanhBackward0_inputs[] = {
-    { offsetof(tg__frame_HardtanhBackward0, self), offsetof(tg__frame_HardtanhBackward0, self_t), 0, false },
-};
-static const uint8_t HardtanhBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input HardtanhBackward0_inputs[] = { { offsetof(tg__frame_HardtanhBackward0, self), offsetof(tg__frame_HardtanhBackward0, self_t), 0, false } };
+static const uint8_t HardtanhBackward0_edges[] = { 0 };
 static const tg_ag_save HardtanhBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardtanhBackward0, self), offsetof(tg__node_HardtanhBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_HardtanhBackward0, min_val), offsetof(tg__node_HardtanhBackward0, min_val), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_HardtanhBackward0, max_val), offsetof(tg__node_HardtanhBackward0, max_val), sizeof(double), NULL },
 };
-static const tg_fw_term HardtanhBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), HardtanhBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output HardtanhBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_HardtanhBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term HardtanhBackward0_terms[] = { { 0, false, UINT64_C(0x1), HardtanhBackward0_jvp0_0, NULL } };
+static const tg_ag_output HardtanhBackward0_outputs[] = { { 0, offsetof(tg__frame_HardtanhBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type HardtanhBackward0_type = { { "HardtanhBackward0", tg__autograd_apply, tg__autograd_release_saved }, HardtanhBackward0_formulas, 1, HardtanhBackward0_saves, 3 };
 static const tg_ag_entry HardtanhBackward0_entry = {
-    .vt = &HardtanhBackward0_type.vt, .node_size = sizeof(tg__node_HardtanhBackward0), .why = NULL,
+    .vt = &HardtanhBackward0_type.vt, .node_size = sizeof(tg__node_HardtanhBackward0),
     .inputs = HardtanhBackward0_inputs, .ninputs = 1,
     .edges = HardtanhBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = HardtanhBackward0_saves, .nsaves = 3,
     .outputs = HardtanhBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = HardtanhBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = HardtanhBackward0_terms, .nterms = 1,
 };
 
 /* EluBackwardBackward0: elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
@@ -1742,17 +1319,12 @@ typedef struct tg__node_EluBackwardBackward0 {
 static tg_tensor *EluBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_EluBackwardBackward0 *n = (tg__node_EluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self_or_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self_or_result = NULL, *t0 = NULL;
     if (!(s_self_or_result = tg_autograd_unpack(&n->self_or_result, &n->base))) goto done;
     if (!(t0 = tg_elu_backward(grads[0], n->alpha, n->scale, n->input_scale, n->is_result, s_self_or_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self_or_result);
-    tg_release(t0);
+    tg_release(s_self_or_result); tg_release(t0);
     return tg_r;
 }
 
@@ -1760,20 +1332,13 @@ done:
 static tg_tensor *EluBackwardBackward0_self_or_result(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_EluBackwardBackward0 *n = (tg__node_EluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self_or_result = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self_or_result = NULL, *t0 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self_or_result = tg_autograd_unpack(&n->self_or_result, &n->base))) goto done;
     if (!(t0 = tg_elu_double_backward(grads[0], s_grad_output, n->alpha, n->scale, n->input_scale, n->is_result, s_self_or_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self_or_result);
-    tg_release(t0);
+    tg_release(s_grad_output); tg_release(s_self_or_result); tg_release(t0);
     return tg_r;
 }
 
@@ -1781,16 +1346,8 @@ static const tg_ag_formula EluBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EluBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = EluBackwardBackward0_self_or_result },
 };
-static void EluBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_EluBackwardBackward0 *n = (tg__node_EluBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self_or_result);
-}
 
-static const tg_ag_node_type EluBackwardBackward0_type = { { "EluBackwardBackward0", tg__autograd_apply, EluBackwardBackward0_release_saved }, EluBackwardBackward0_formulas, 2 };
-
-/* The frame of EluBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EluBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EluBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1807,12 +1364,9 @@ typedef struct tg__frame_EluBackwardBackward0 {
 static tg_tensor *EluBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_EluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_elu_backward(n->grad_output_t, n->alpha, n->scale, n->input_scale, n->is_result, n->self_or_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1821,12 +1375,9 @@ done:
 static tg_tensor *EluBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_EluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_elu_double_backward(n->self_or_result_t, n->grad_output, n->alpha, n->scale, n->input_scale, n->is_result, n->self_or_result))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1835,10 +1386,7 @@ static const tg_ag_input EluBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_EluBackwardBackward0, grad_output), offsetof(tg__frame_EluBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_EluBackwardBackward0, self_or_result), offsetof(tg__frame_EluBackwardBackward0, self_or_result_t), 5, false },
 };
-static const uint8_t EluBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t EluBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save EluBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_EluBackwardBackward0, grad_output), offsetof(tg__node_EluBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EluBackwardBackward0, alpha), offsetof(tg__node_EluBackwardBackward0, alpha), sizeof(double), NULL },
@@ -1851,16 +1399,15 @@ static const tg_fw_term EluBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), EluBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x20), EluBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output EluBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_EluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output EluBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_EluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type EluBackwardBackward0_type = { { "EluBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, EluBackwardBackward0_formulas, 2, EluBackwardBackward0_saves, 6 };
 static const tg_ag_entry EluBackwardBackward0_entry = {
-    .vt = &EluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_EluBackwardBackward0), .why = NULL,
+    .vt = &EluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_EluBackwardBackward0),
     .inputs = EluBackwardBackward0_inputs, .ninputs = 2,
     .edges = EluBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = EluBackwardBackward0_saves, .nsaves = 6,
     .outputs = EluBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = EluBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = EluBackwardBackward0_terms, .nterms = 2,
 };
 
 /* SoftplusBackward0: softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
@@ -1875,32 +1422,18 @@ typedef struct tg__node_SoftplusBackward0 {
 static tg_tensor *SoftplusBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SoftplusBackward0 *n = (tg__node_SoftplusBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_softplus_backward(grads[0], s_self, n->beta, n->threshold))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SoftplusBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SoftplusBackward0_self },
-};
-static void SoftplusBackward0_release_saved(tg_node *node)
-{
-    tg__node_SoftplusBackward0 *n = (tg__node_SoftplusBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula SoftplusBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SoftplusBackward0_self } };
 
-static const tg_ag_node_type SoftplusBackward0_type = { { "SoftplusBackward0", tg__autograd_apply, SoftplusBackward0_release_saved }, SoftplusBackward0_formulas, 1 };
-
-/* The frame of SoftplusBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SoftplusBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SoftplusBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1913,40 +1446,30 @@ typedef struct tg__frame_SoftplusBackward0 {
 static tg_tensor *SoftplusBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SoftplusBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_softplus_backward(n->self_t, n->self, n->beta, n->threshold))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SoftplusBackward0_inputs[] = {
-    { offsetof(tg__frame_SoftplusBackward0, self), offsetof(tg__frame_SoftplusBackward0, self_t), 0, false },
-};
-static const uint8_t SoftplusBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SoftplusBackward0_inputs[] = { { offsetof(tg__frame_SoftplusBackward0, self), offsetof(tg__frame_SoftplusBackward0, self_t), 0, false } };
+static const uint8_t SoftplusBackward0_edges[] = { 0 };
 static const tg_ag_save SoftplusBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SoftplusBackward0, self), offsetof(tg__node_SoftplusBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SoftplusBackward0, beta), offsetof(tg__node_SoftplusBackward0, beta), sizeof(double), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SoftplusBackward0, threshold), offsetof(tg__node_SoftplusBackward0, threshold), sizeof(double), NULL },
 };
-static const tg_fw_term SoftplusBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SoftplusBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SoftplusBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SoftplusBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SoftplusBackward0_terms[] = { { 0, false, UINT64_C(0x1), SoftplusBackward0_jvp0_0, NULL } };
+static const tg_ag_output SoftplusBackward0_outputs[] = { { 0, offsetof(tg__frame_SoftplusBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SoftplusBackward0_type = { { "SoftplusBackward0", tg__autograd_apply, tg__autograd_release_saved }, SoftplusBackward0_formulas, 1, SoftplusBackward0_saves, 3 };
 static const tg_ag_entry SoftplusBackward0_entry = {
-    .vt = &SoftplusBackward0_type.vt, .node_size = sizeof(tg__node_SoftplusBackward0), .why = NULL,
+    .vt = &SoftplusBackward0_type.vt, .node_size = sizeof(tg__node_SoftplusBackward0),
     .inputs = SoftplusBackward0_inputs, .ninputs = 1,
     .edges = SoftplusBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SoftplusBackward0_saves, .nsaves = 3,
     .outputs = SoftplusBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SoftplusBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SoftplusBackward0_terms, .nterms = 1,
 };
 
 /* CumprodBackward0: cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
@@ -1961,40 +1484,21 @@ typedef struct tg__node_CumprodBackward0 {
 static tg_tensor *CumprodBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_CumprodBackward0 *n = (tg__node_CumprodBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_to_fn(grads[0], tg_tensor_dtype(s_self), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_cumprod_backward(t0, s_self, n->dim, s_result))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(s_result); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula CumprodBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CumprodBackward0_self },
-};
-static void CumprodBackward0_release_saved(tg_node *node)
-{
-    tg__node_CumprodBackward0 *n = (tg__node_CumprodBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula CumprodBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = CumprodBackward0_self } };
 
-static const tg_ag_node_type CumprodBackward0_type = { { "CumprodBackward0", tg__autograd_apply, CumprodBackward0_release_saved }, CumprodBackward0_formulas, 1 };
-
-/* The frame of CumprodBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of CumprodBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_CumprodBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2007,28 +1511,10 @@ typedef struct tg__frame_CumprodBackward0 {
 static tg_tensor *CumprodBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_CumprodBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    tg_tensor *t18 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
+    tg_tensor *t13 = NULL, *t14 = NULL, *t15 = NULL, *t16 = NULL, *t17 = NULL, *t18 = NULL;
     tg_tensor *t19 = NULL;
-    (void)n;
     if (!(t0 = tg_eq_scalar(n->self, (double)(INT64_C(0))))) goto done;
     if (!(t1 = tg_cumsum_fn(t0, n->dim, (tg_cumsum_opts){ .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
@@ -2068,55 +1554,31 @@ static tg_tensor *CumprodBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t2);
     TG__GEN_DROP(t7);
     TG__GEN_DROP(t18);
-    tg_r = t19;
-    t19 = NULL;
+    tg_r = tg__gen_take(&t19);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t18);
-    tg_release(t19);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12); tg_release(t13); tg_release(t14); tg_release(t15);
+    tg_release(t16); tg_release(t17); tg_release(t18); tg_release(t19);
     return tg_r;
 }
-static const tg_ag_input CumprodBackward0_inputs[] = {
-    { offsetof(tg__frame_CumprodBackward0, self), offsetof(tg__frame_CumprodBackward0, self_t), 0, false },
-};
-static const uint8_t CumprodBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input CumprodBackward0_inputs[] = { { offsetof(tg__frame_CumprodBackward0, self), offsetof(tg__frame_CumprodBackward0, self_t), 0, false } };
+static const uint8_t CumprodBackward0_edges[] = { 0 };
 static const tg_ag_save CumprodBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_CumprodBackward0, self), offsetof(tg__node_CumprodBackward0, self), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_CumprodBackward0, dim), offsetof(tg__node_CumprodBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_CumprodBackward0, result), 0, NULL },
 };
-static const tg_fw_term CumprodBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), CumprodBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output CumprodBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_CumprodBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term CumprodBackward0_terms[] = { { 0, false, UINT64_C(0x1), CumprodBackward0_jvp0_0, NULL } };
+static const tg_ag_output CumprodBackward0_outputs[] = { { 0, offsetof(tg__frame_CumprodBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type CumprodBackward0_type = { { "CumprodBackward0", tg__autograd_apply, tg__autograd_release_saved }, CumprodBackward0_formulas, 1, CumprodBackward0_saves, 3 };
 static const tg_ag_entry CumprodBackward0_entry = {
-    .vt = &CumprodBackward0_type.vt, .node_size = sizeof(tg__node_CumprodBackward0), .why = NULL,
+    .vt = &CumprodBackward0_type.vt, .node_size = sizeof(tg__node_CumprodBackward0),
     .inputs = CumprodBackward0_inputs, .ninputs = 1,
     .edges = CumprodBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = CumprodBackward0_saves, .nsaves = 3,
     .outputs = CumprodBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = CumprodBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = CumprodBackward0_terms, .nterms = 1,
 };
 
 /* IndexPutBackward0: index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
@@ -2131,12 +1593,7 @@ typedef struct tg__node_IndexPutBackward0 {
 static tg_tensor *IndexPutBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexPutBackward0 *n = (tg__node_IndexPutBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_values = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_values = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
     if (n->accumulate) {
         t0 = tg_retain(grads[0]);
@@ -2144,16 +1601,11 @@ static tg_tensor *IndexPutBackward0_self(tg_node *tg_nd, tg_tensor *const *grads
         if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         if (!(t2 = tg_index_put_fn(grads[0], n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_values);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_values); tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 
@@ -2161,21 +1613,14 @@ done:
 static tg_tensor *IndexPutBackward0_values(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexPutBackward0 *n = (tg__node_IndexPutBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_values = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_values = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
     if (!(t0 = tg_index(grads[0], n->indices))) goto done;
     if (!(t1 = tg_sum_to_size(t0, tg__gen_sizes(s_values)))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_values);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_values); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -2183,17 +1628,8 @@ static const tg_ag_formula IndexPutBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexPutBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = IndexPutBackward0_values },
 };
-static void IndexPutBackward0_release_saved(tg_node *node)
-{
-    tg__node_IndexPutBackward0 *n = (tg__node_IndexPutBackward0 *)node;
-    tg_autograd_saved_release(&n->values);
-    tg_tensor_list_release(n->indices);
-    n->indices = (tg_tensor_list){ NULL, 0 };
-}
 
-static const tg_ag_node_type IndexPutBackward0_type = { { "IndexPutBackward0", tg__autograd_apply, IndexPutBackward0_release_saved }, IndexPutBackward0_formulas, 2 };
-
-/* The frame of IndexPutBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of IndexPutBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_IndexPutBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2209,44 +1645,31 @@ typedef struct tg__frame_IndexPutBackward0 {
 static tg_tensor *IndexPutBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_IndexPutBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (n->accumulate) {
         t0 = tg_retain(n->self_t);
     } else {
         if (!(t1 = tg_zeros_like_fn(n->values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         if (!(t2 = tg_index_put_fn(n->self_t, n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 /* result: (accumulate ? self_t : self_t.index_put(indices, zeros_like(values_p), false)) + zeros_like(self_p).index_put(indices, values_t, accumulate) (term 1) */
 static tg_tensor *IndexPutBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_IndexPutBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_index_put_fn(t0, n->indices, n->values_t, (tg_index_put_opts){ .accumulate = n->accumulate }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input IndexPutBackward0_inputs[] = {
@@ -2254,10 +1677,7 @@ static const tg_ag_input IndexPutBackward0_inputs[] = {
     { offsetof(tg__frame_IndexPutBackward0, indices), offsetof(tg__frame_IndexPutBackward0, indices_t), 1, true },
     { offsetof(tg__frame_IndexPutBackward0, values), offsetof(tg__frame_IndexPutBackward0, values_t), 2, false },
 };
-static const uint8_t IndexPutBackward0_edges[] = {
-    0,
-    2,
-};
+static const uint8_t IndexPutBackward0_edges[] = { 0, 2 };
 static const tg_ag_save IndexPutBackward0_saves[] = {
     { TG_AG_SAVE_TENSORS, false, offsetof(tg__frame_IndexPutBackward0, indices), offsetof(tg__node_IndexPutBackward0, indices), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_IndexPutBackward0, values), offsetof(tg__node_IndexPutBackward0, values), 0, NULL },
@@ -2267,16 +1687,15 @@ static const tg_fw_term IndexPutBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), IndexPutBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x4), IndexPutBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output IndexPutBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_IndexPutBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output IndexPutBackward0_outputs[] = { { 0, offsetof(tg__frame_IndexPutBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type IndexPutBackward0_type = { { "IndexPutBackward0", tg__autograd_apply, tg__autograd_release_saved }, IndexPutBackward0_formulas, 2, IndexPutBackward0_saves, 3 };
 static const tg_ag_entry IndexPutBackward0_entry = {
-    .vt = &IndexPutBackward0_type.vt, .node_size = sizeof(tg__node_IndexPutBackward0), .why = NULL,
+    .vt = &IndexPutBackward0_type.vt, .node_size = sizeof(tg__node_IndexPutBackward0),
     .inputs = IndexPutBackward0_inputs, .ninputs = 3,
     .edges = IndexPutBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = IndexPutBackward0_saves, .nsaves = 3,
     .outputs = IndexPutBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = IndexPutBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = IndexPutBackward0_terms, .nterms = 2,
 };
 
 /* IndexPutBackward1: index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
@@ -2291,12 +1710,7 @@ typedef struct tg__node_IndexPutBackward1 {
 static tg_tensor *IndexPutBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexPutBackward1 *n = (tg__node_IndexPutBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_values = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_values = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
     if (n->accumulate) {
         t0 = tg_retain(grads[0]);
@@ -2304,16 +1718,11 @@ static tg_tensor *IndexPutBackward1_self(tg_node *tg_nd, tg_tensor *const *grads
         if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         if (!(t2 = tg_index_put_fn(grads[0], n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_values);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_values); tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 
@@ -2321,21 +1730,14 @@ done:
 static tg_tensor *IndexPutBackward1_values(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexPutBackward1 *n = (tg__node_IndexPutBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_values = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_values = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_values = tg_autograd_unpack(&n->values, &n->base))) goto done;
     if (!(t0 = tg_index(grads[0], n->indices))) goto done;
     if (!(t1 = tg_sum_to_size(t0, tg__gen_sizes(s_values)))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_values);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_values); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -2343,17 +1745,8 @@ static const tg_ag_formula IndexPutBackward1_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexPutBackward1_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = IndexPutBackward1_values },
 };
-static void IndexPutBackward1_release_saved(tg_node *node)
-{
-    tg__node_IndexPutBackward1 *n = (tg__node_IndexPutBackward1 *)node;
-    tg_autograd_saved_release(&n->values);
-    tg_tensor_list_release(n->indices);
-    n->indices = (tg_tensor_list){ NULL, 0 };
-}
 
-static const tg_ag_node_type IndexPutBackward1_type = { { "IndexPutBackward1", tg__autograd_apply, IndexPutBackward1_release_saved }, IndexPutBackward1_formulas, 2 };
-
-/* The frame of IndexPutBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of IndexPutBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_IndexPutBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2369,12 +1762,9 @@ typedef struct tg__frame_IndexPutBackward1 {
 static tg_tensor *IndexPutBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_IndexPutBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_index_put__fn(n->self_t, n->indices, n->values_t, (tg_index_put__opts){ .accumulate = n->accumulate }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2384,28 +1774,22 @@ static const tg_ag_input IndexPutBackward1_inputs[] = {
     { offsetof(tg__frame_IndexPutBackward1, indices), offsetof(tg__frame_IndexPutBackward1, indices_t), 1, true },
     { offsetof(tg__frame_IndexPutBackward1, values), offsetof(tg__frame_IndexPutBackward1, values_t), 2, false },
 };
-static const uint8_t IndexPutBackward1_edges[] = {
-    0,
-    2,
-};
+static const uint8_t IndexPutBackward1_edges[] = { 0, 2 };
 static const tg_ag_save IndexPutBackward1_saves[] = {
     { TG_AG_SAVE_TENSORS, false, offsetof(tg__frame_IndexPutBackward1, indices), offsetof(tg__node_IndexPutBackward1, indices), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_IndexPutBackward1, values), offsetof(tg__node_IndexPutBackward1, values), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_IndexPutBackward1, accumulate), offsetof(tg__node_IndexPutBackward1, accumulate), sizeof(bool), NULL },
 };
-static const tg_fw_term IndexPutBackward1_terms[] = {
-    { 0, false, UINT64_C(0x5), IndexPutBackward1_jvp0_0, NULL },
-};
-static const tg_ag_output IndexPutBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_IndexPutBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term IndexPutBackward1_terms[] = { { 0, false, UINT64_C(0x5), IndexPutBackward1_jvp0_0, NULL } };
+static const tg_ag_output IndexPutBackward1_outputs[] = { { 0, offsetof(tg__frame_IndexPutBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type IndexPutBackward1_type = { { "IndexPutBackward1", tg__autograd_apply, tg__autograd_release_saved }, IndexPutBackward1_formulas, 2, IndexPutBackward1_saves, 3 };
 static const tg_ag_entry IndexPutBackward1_entry = {
-    .vt = &IndexPutBackward1_type.vt, .node_size = sizeof(tg__node_IndexPutBackward1), .why = NULL,
+    .vt = &IndexPutBackward1_type.vt, .node_size = sizeof(tg__node_IndexPutBackward1),
     .inputs = IndexPutBackward1_inputs, .ninputs = 3,
     .edges = IndexPutBackward1_edges, .nedges = 2, .list_edge = -1,
     .saves = IndexPutBackward1_saves, .nsaves = 3,
     .outputs = IndexPutBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = IndexPutBackward1_terms, .nterms = 1, .fw_why = NULL,
+    .terms = IndexPutBackward1_terms, .nterms = 1,
 };
 
 /* MaskedSelectBackward0: masked_select(Tensor self, Tensor mask) -> Tensor */
@@ -2419,36 +1803,19 @@ typedef struct tg__node_MaskedSelectBackward0 {
 static tg_tensor *MaskedSelectBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaskedSelectBackward0 *n = (tg__node_MaskedSelectBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_mask = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_mask = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
     if (!(t0 = tg_masked_select_backward(grads[0], s_self, s_mask))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(s_mask);
-    tg_release(t0);
+    tg_release(s_self); tg_release(s_mask); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MaskedSelectBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaskedSelectBackward0_self },
-};
-static void MaskedSelectBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaskedSelectBackward0 *n = (tg__node_MaskedSelectBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->mask);
-}
+static const tg_ag_formula MaskedSelectBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaskedSelectBackward0_self } };
 
-static const tg_ag_node_type MaskedSelectBackward0_type = { { "MaskedSelectBackward0", tg__autograd_apply, MaskedSelectBackward0_release_saved }, MaskedSelectBackward0_formulas, 1 };
-
-/* The frame of MaskedSelectBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaskedSelectBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaskedSelectBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2461,12 +1828,9 @@ typedef struct tg__frame_MaskedSelectBackward0 {
 static tg_tensor *MaskedSelectBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaskedSelectBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_masked_select(n->self_t, n->mask))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -2475,26 +1839,21 @@ static const tg_ag_input MaskedSelectBackward0_inputs[] = {
     { offsetof(tg__frame_MaskedSelectBackward0, self), offsetof(tg__frame_MaskedSelectBackward0, self_t), 0, false },
     { offsetof(tg__frame_MaskedSelectBackward0, mask), offsetof(tg__frame_MaskedSelectBackward0, mask_t), 1, false },
 };
-static const uint8_t MaskedSelectBackward0_edges[] = {
-    0,
-};
+static const uint8_t MaskedSelectBackward0_edges[] = { 0 };
 static const tg_ag_save MaskedSelectBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaskedSelectBackward0, self), offsetof(tg__node_MaskedSelectBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaskedSelectBackward0, mask), offsetof(tg__node_MaskedSelectBackward0, mask), 0, NULL },
 };
-static const tg_fw_term MaskedSelectBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MaskedSelectBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output MaskedSelectBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MaskedSelectBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term MaskedSelectBackward0_terms[] = { { 0, false, UINT64_C(0x1), MaskedSelectBackward0_jvp0_0, NULL } };
+static const tg_ag_output MaskedSelectBackward0_outputs[] = { { 0, offsetof(tg__frame_MaskedSelectBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MaskedSelectBackward0_type = { { "MaskedSelectBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaskedSelectBackward0_formulas, 1, MaskedSelectBackward0_saves, 2 };
 static const tg_ag_entry MaskedSelectBackward0_entry = {
-    .vt = &MaskedSelectBackward0_type.vt, .node_size = sizeof(tg__node_MaskedSelectBackward0), .why = NULL,
+    .vt = &MaskedSelectBackward0_type.vt, .node_size = sizeof(tg__node_MaskedSelectBackward0),
     .inputs = MaskedSelectBackward0_inputs, .ninputs = 2,
     .edges = MaskedSelectBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MaskedSelectBackward0_saves, .nsaves = 2,
     .outputs = MaskedSelectBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MaskedSelectBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MaskedSelectBackward0_terms, .nterms = 1,
 };
 
 /* TopkBackward0: topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
@@ -2509,32 +1868,18 @@ typedef struct tg__node_TopkBackward0 {
 static tg_tensor *TopkBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_TopkBackward0 *n = (tg__node_TopkBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_sort_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula TopkBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TopkBackward0_self },
-};
-static void TopkBackward0_release_saved(tg_node *node)
-{
-    tg__node_TopkBackward0 *n = (tg__node_TopkBackward0 *)node;
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula TopkBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TopkBackward0_self } };
 
-static const tg_ag_node_type TopkBackward0_type = { { "TopkBackward0", tg__autograd_apply, TopkBackward0_release_saved }, TopkBackward0_formulas, 1 };
-
-/* The frame of TopkBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of TopkBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_TopkBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -2550,73 +1895,57 @@ typedef struct tg__frame_TopkBackward0 {
 static tg_tensor *TopkBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_TopkBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input TopkBackward0_inputs[] = {
-    { offsetof(tg__frame_TopkBackward0, self), offsetof(tg__frame_TopkBackward0, self_t), 0, false },
-};
-static const uint8_t TopkBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input TopkBackward0_inputs[] = { { offsetof(tg__frame_TopkBackward0, self), offsetof(tg__frame_TopkBackward0, self_t), 0, false } };
+static const uint8_t TopkBackward0_edges[] = { 0 };
 static const tg_ag_save TopkBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_TopkBackward0, self), offsetof(tg__node_TopkBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TopkBackward0, dim), offsetof(tg__node_TopkBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_TopkBackward0, result1), 0, NULL },
 };
-static const tg_fw_term TopkBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), TopkBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term TopkBackward0_terms[] = { { 0, false, UINT64_C(0x1), TopkBackward0_jvp0_0, NULL } };
 static const tg_ag_output TopkBackward0_outputs[] = {
     { offsetof(tg_values_indices, values), offsetof(tg__frame_TopkBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_values_indices, indices), offsetof(tg__frame_TopkBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type TopkBackward0_type = { { "TopkBackward0", tg__autograd_apply, tg__autograd_release_saved }, TopkBackward0_formulas, 1, TopkBackward0_saves, 3 };
 static const tg_ag_entry TopkBackward0_entry = {
-    .vt = &TopkBackward0_type.vt, .node_size = sizeof(tg__node_TopkBackward0), .why = NULL,
+    .vt = &TopkBackward0_type.vt, .node_size = sizeof(tg__node_TopkBackward0),
     .inputs = TopkBackward0_inputs, .ninputs = 1,
     .edges = TopkBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = TopkBackward0_saves, .nsaves = 3,
     .outputs = TopkBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_values_indices),
-    .terms = TopkBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = TopkBackward0_terms, .nterms = 1,
 };
 
 
 /* ---- autograd kernels ---- */
 
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
-static const tg_ag_op tg__ag_sub = { "sub", "sub.Tensor", &SubBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
+    static const tg_ag_op tg_op = { "sub", "sub.Tensor", &SubBackward0_entry, false };
     tg__frame_SubBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sub, &tg_x) == 0) {
-        tg_r = tg_sub_fn(self, other, (tg_sub_opts){ .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sub_fn(self, other, (tg_sub_opts){ .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_sub_ = { "sub_", "sub_.Tensor", &SubBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
+    static const tg_ag_op tg_op = { "sub_", "sub_.Tensor", &SubBackward0_entry, true };
     tg__frame_SubBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sub_, &tg_x) == 0) {
-        tg_r = tg_sub__fn(self, other, (tg_sub__opts){ .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sub__fn(self, other, (tg_sub__opts){ .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2624,8 +1953,7 @@ tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double al
 tg_tensor *tg__autograd_kernel_sub_out(tg_tensor *self, tg_tensor *other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("sub", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("sub", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_sub_out_fn(self, other, out, (tg_sub_out_opts){ .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -2633,32 +1961,24 @@ tg_tensor *tg__autograd_kernel_sub_out(tg_tensor *self, tg_tensor *other, double
 }
 
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
-static const tg_ag_op tg__ag_pow = { "pow", "pow.Tensor_Tensor", &PowBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 {
+    static const tg_ag_op tg_op = { "pow", "pow.Tensor_Tensor", &PowBackward0_entry, false };
     tg__frame_PowBackward0 tg_x = { .self = self, .exponent = exponent };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_pow, &tg_x) == 0) {
-        tg_r = tg_pow(self, exponent);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_pow(self, exponent);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
-static const tg_ag_op tg__ag_pow_ = { "pow_", "pow_.Tensor", &PowBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 {
+    static const tg_ag_op tg_op = { "pow_", "pow_.Tensor", &PowBackward0_entry, true };
     tg__frame_PowBackward0 tg_x = { .self = self, .exponent = exponent };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_pow_, &tg_x) == 0) {
-        tg_r = tg_pow_(self, exponent);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_pow_(self, exponent);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2666,8 +1986,7 @@ tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 tg_tensor *tg__autograd_kernel_pow_out(tg_tensor *self, tg_tensor *exponent, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, exponent, out };
-    if (tg_autograd_check_out("pow", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("pow", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_pow_out(self, exponent, out);
     tg__autograd_below_end(tg_prev);
@@ -2678,8 +1997,7 @@ tg_tensor *tg__autograd_kernel_pow_out(tg_tensor *self, tg_tensor *exponent, tg_
 tg_tensor *tg__autograd_kernel_pow_scalar_out(tg_tensor *self, double exponent, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("pow", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("pow", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_pow_scalar_out(self, exponent, out);
     tg__autograd_below_end(tg_prev);
@@ -2687,32 +2005,24 @@ tg_tensor *tg__autograd_kernel_pow_scalar_out(tg_tensor *self, double exponent, 
 }
 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_lt = { "lt", "lt.Tensor", &LtBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "lt", "lt.Tensor", &LtBackward0_entry, false };
     tg__frame_LtBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_lt, &tg_x) == 0) {
-        tg_r = tg_lt(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_lt(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_lt_ = { "lt_", "lt_.Tensor", &LtBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "lt_", "lt_.Tensor", &LtBackward0_entry, true };
     tg__frame_LtBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_lt_, &tg_x) == 0) {
-        tg_r = tg_lt_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_lt_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2720,8 +2030,7 @@ tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_lt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("lt", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("lt", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_lt_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -2732,8 +2041,7 @@ tg_tensor *tg__autograd_kernel_lt_out(tg_tensor *self, tg_tensor *other, tg_tens
 tg_tensor *tg__autograd_kernel_lt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("lt", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("lt", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_lt_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -2741,32 +2049,24 @@ tg_tensor *tg__autograd_kernel_lt_scalar_out(tg_tensor *self, double other, tg_t
 }
 
 /* sin(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_sin = { "sin", "sin", &SinBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "sin", "sin", &SinBackward0_entry, false };
     tg__frame_SinBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sin, &tg_x) == 0) {
-        tg_r = tg_sin(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sin(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_sin_ = { "sin_", "sin_", &SinBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "sin_", "sin_", &SinBackward0_entry, true };
     tg__frame_SinBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sin_, &tg_x) == 0) {
-        tg_r = tg_sin_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sin_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2774,8 +2074,7 @@ tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sin_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("sin", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("sin", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_sin_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -2783,62 +2082,46 @@ tg_tensor *tg__autograd_kernel_sin_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
-static const tg_ag_op tg__ag_as_strided = { "as_strided", "as_strided", &AsStridedBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
+    static const tg_ag_op tg_op = { "as_strided", "as_strided", &AsStridedBackward0_entry, false };
     tg__frame_AsStridedBackward0 tg_x = { .self = self, .size = size, .stride = stride, .storage_offset = storage_offset };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_as_strided, &tg_x) == 0) {
-        tg_r = tg_as_strided_fn(self, size, stride, (tg_as_strided_opts){ .storage_offset = storage_offset });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_as_strided_fn(self, size, stride, (tg_as_strided_opts){ .storage_offset = storage_offset });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
-static const tg_ag_op tg__ag_permute = { "permute", "permute", &PermuteBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 {
+    static const tg_ag_op tg_op = { "permute", "permute", &PermuteBackward0_entry, false };
     tg__frame_PermuteBackward0 tg_x = { .self = self, .dims = dims };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_permute, &tg_x) == 0) {
-        tg_r = tg_permute(self, dims);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_permute(self, dims);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
-static const tg_ag_op tg__ag_select = { "select", "select.int", &SelectBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index)
 {
+    static const tg_ag_op tg_op = { "select", "select.int", &SelectBackward0_entry, false };
     tg__frame_SelectBackward0 tg_x = { .self = self, .dim = dim, .index = index };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_select, &tg_x) == 0) {
-        tg_r = tg_select(self, dim, index);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_select(self, dim, index);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
-static const tg_ag_op tg__ag__log_softmax = { "_log_softmax", "_log_softmax", &LogSoftmaxBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
+    static const tg_ag_op tg_op = { "_log_softmax", "_log_softmax", &LogSoftmaxBackward0_entry, false };
     tg__frame_LogSoftmaxBackward0 tg_x = { .self = self, .dim = dim, .half_to_float = half_to_float };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__log_softmax, &tg_x) == 0) {
-        tg_r = tg__log_softmax(self, dim, half_to_float);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__log_softmax(self, dim, half_to_float);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2846,8 +2129,7 @@ tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool h
 tg_tensor *tg__autograd_kernel__log_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("_log_softmax", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("_log_softmax", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg__log_softmax_out(self, dim, half_to_float, out);
     tg__autograd_below_end(tg_prev);
@@ -2855,92 +2137,68 @@ tg_tensor *tg__autograd_kernel__log_softmax_out(tg_tensor *self, int64_t dim, bo
 }
 
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
-static const tg_ag_op tg__ag__softmax_backward_data = { "_softmax_backward_data", "_softmax_backward_data", &SoftmaxBackwardDataBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
+    static const tg_ag_op tg_op = { "_softmax_backward_data", "_softmax_backward_data", &SoftmaxBackwardDataBackward0_entry, false };
     tg__frame_SoftmaxBackwardDataBackward0 tg_x = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__softmax_backward_data, &tg_x) == 0) {
-        tg_r = tg__softmax_backward_data(grad_output, output, dim, input_dtype);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__softmax_backward_data(grad_output, output, dim, input_dtype);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
-static const tg_ag_op tg__ag_convolution = { "convolution", "convolution", &ConvolutionBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
 {
+    static const tg_ag_op tg_op = { "convolution", "convolution", &ConvolutionBackward0_entry, false };
     tg__frame_ConvolutionBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_convolution, &tg_x) == 0) {
-        tg_r = tg_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
-static const tg_ag_op tg__ag_adaptive_max_pool2d_backward = { "adaptive_max_pool2d_backward", "adaptive_max_pool2d_backward", &AdaptiveMaxPool2dBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
 {
+    static const tg_ag_op tg_op = { "adaptive_max_pool2d_backward", "adaptive_max_pool2d_backward", &AdaptiveMaxPool2dBackwardBackward0_entry, false };
     tg__frame_AdaptiveMaxPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .indices = indices };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_adaptive_max_pool2d_backward, &tg_x) == 0) {
-        tg_r = tg_adaptive_max_pool2d_backward(grad_output, self, indices);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_adaptive_max_pool2d_backward(grad_output, self, indices);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* replication_pad2d(Tensor self, int[4] padding) -> Tensor */
-static const tg_ag_op tg__ag_replication_pad2d = { "replication_pad2d", "replication_pad2d", &ReplicationPad2dBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
 {
+    static const tg_ag_op tg_op = { "replication_pad2d", "replication_pad2d", &ReplicationPad2dBackward0_entry, false };
     tg__frame_ReplicationPad2dBackward0 tg_x = { .self = self, .padding = padding };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_replication_pad2d, &tg_x) == 0) {
-        tg_r = tg_replication_pad2d(self, padding);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_replication_pad2d(self, padding);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
-static const tg_ag_op tg__ag_upsample_nearest2d = { "upsample_nearest2d", "upsample_nearest2d", &UpsampleNearest2dBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
+    static const tg_ag_op tg_op = { "upsample_nearest2d", "upsample_nearest2d", &UpsampleNearest2dBackward0_entry, false };
     tg__frame_UpsampleNearest2dBackward0 tg_x = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_upsample_nearest2d, &tg_x) == 0) {
-        tg_r = tg_upsample_nearest2d_fn(self, output_size, (tg_upsample_nearest2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_nearest2d_fn(self, output_size, (tg_upsample_nearest2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
-static const tg_ag_op tg__ag_upsample_bilinear2d = { "upsample_bilinear2d", "upsample_bilinear2d", &UpsampleBilinear2dBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
+    static const tg_ag_op tg_op = { "upsample_bilinear2d", "upsample_bilinear2d", &UpsampleBilinear2dBackward0_entry, false };
     tg__frame_UpsampleBilinear2dBackward0 tg_x = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_upsample_bilinear2d, &tg_x) == 0) {
-        tg_r = tg_upsample_bilinear2d_fn(self, output_size, align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_bilinear2d_fn(self, output_size, align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2948,8 +2206,7 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list 
 tg_tensor *tg__autograd_kernel_hardtanh_out(tg_tensor *self, double min_val, double max_val, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("hardtanh", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("hardtanh", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_hardtanh_out_fn(self, out, (tg_hardtanh_out_opts){ .min_val = min_val, .max_val = max_val });
     tg__autograd_below_end(tg_prev);
@@ -2957,47 +2214,35 @@ tg_tensor *tg__autograd_kernel_hardtanh_out(tg_tensor *self, double min_val, dou
 }
 
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
-static const tg_ag_op tg__ag_hardtanh = { "hardtanh", "hardtanh", &HardtanhBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double max_val)
 {
+    static const tg_ag_op tg_op = { "hardtanh", "hardtanh", &HardtanhBackward0_entry, false };
     tg__frame_HardtanhBackward0 tg_x = { .self = self, .min_val = min_val, .max_val = max_val };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardtanh, &tg_x) == 0) {
-        tg_r = tg_hardtanh_fn(self, (tg_hardtanh_opts){ .min_val = min_val, .max_val = max_val });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardtanh_fn(self, (tg_hardtanh_opts){ .min_val = min_val, .max_val = max_val });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_hardtanh_ = { "hardtanh_", "hardtanh_", &HardtanhBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double max_val)
 {
+    static const tg_ag_op tg_op = { "hardtanh_", "hardtanh_", &HardtanhBackward0_entry, true };
     tg__frame_HardtanhBackward0 tg_x = { .self = self, .min_val = min_val, .max_val = max_val };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardtanh_, &tg_x) == 0) {
-        tg_r = tg_hardtanh__fn(self, (tg_hardtanh__opts){ .min_val = min_val, .max_val = max_val });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardtanh__fn(self, (tg_hardtanh__opts){ .min_val = min_val, .max_val = max_val });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
-static const tg_ag_op tg__ag_elu_backward = { "elu_backward", "elu_backward", &EluBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
 {
+    static const tg_ag_op tg_op = { "elu_backward", "elu_backward", &EluBackwardBackward0_entry, false };
     tg__frame_EluBackwardBackward0 tg_x = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_elu_backward, &tg_x) == 0) {
-        tg_r = tg_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3005,8 +2250,7 @@ tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha
 tg_tensor *tg__autograd_kernel_softplus_out(tg_tensor *self, double beta, double threshold, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("softplus", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("softplus", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_softplus_out_fn(self, out, (tg_softplus_out_opts){ .beta = beta, .threshold = threshold });
     tg__autograd_below_end(tg_prev);
@@ -3014,17 +2258,13 @@ tg_tensor *tg__autograd_kernel_softplus_out(tg_tensor *self, double beta, double
 }
 
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
-static const tg_ag_op tg__ag_softplus = { "softplus", "softplus", &SoftplusBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double threshold)
 {
+    static const tg_ag_op tg_op = { "softplus", "softplus", &SoftplusBackward0_entry, false };
     tg__frame_SoftplusBackward0 tg_x = { .self = self, .beta = beta, .threshold = threshold };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_softplus, &tg_x) == 0) {
-        tg_r = tg_softplus_fn(self, (tg_softplus_opts){ .beta = beta, .threshold = threshold });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_softplus_fn(self, (tg_softplus_opts){ .beta = beta, .threshold = threshold });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3032,8 +2272,7 @@ tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double thr
 tg_tensor *tg__autograd_kernel_cumprod_out(tg_tensor *self, int64_t dim, tg_dtype dtype, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("cumprod", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("cumprod", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_cumprod_out_fn(self, dim, out, (tg_cumprod_out_opts){ .dtype = dtype });
     tg__autograd_below_end(tg_prev);
@@ -3041,77 +2280,57 @@ tg_tensor *tg__autograd_kernel_cumprod_out(tg_tensor *self, int64_t dim, tg_dtyp
 }
 
 /* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
-static const tg_ag_op tg__ag_cumprod = { "cumprod", "cumprod", &CumprodBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "cumprod", "cumprod", &CumprodBackward0_entry, false };
     tg__frame_CumprodBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cumprod, &tg_x) == 0) {
-        tg_r = tg_cumprod_fn(self, dim, (tg_cumprod_opts){ .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumprod_fn(self, dim, (tg_cumprod_opts){ .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
-static const tg_ag_op tg__ag_cumprod_ = { "cumprod_", "cumprod_", &CumprodBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
+    static const tg_ag_op tg_op = { "cumprod_", "cumprod_", &CumprodBackward0_entry, true };
     tg__frame_CumprodBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cumprod_, &tg_x) == 0) {
-        tg_r = tg_cumprod__fn(self, dim, (tg_cumprod__opts){ .dtype = dtype });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumprod__fn(self, dim, (tg_cumprod__opts){ .dtype = dtype });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
-static const tg_ag_op tg__ag_index_put_ = { "index_put_", "index_put_", &IndexPutBackward1_entry, true };
-
 tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
+    static const tg_ag_op tg_op = { "index_put_", "index_put_", &IndexPutBackward1_entry, true };
     tg__frame_IndexPutBackward1 tg_x = { .self = self, .indices = indices, .values = values, .accumulate = accumulate };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_index_put_, &tg_x) == 0) {
-        tg_r = tg_index_put__fn(self, indices, values, (tg_index_put__opts){ .accumulate = accumulate });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_put__fn(self, indices, values, (tg_index_put__opts){ .accumulate = accumulate });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
-static const tg_ag_op tg__ag_index_put = { "index_put", "index_put", &IndexPutBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
+    static const tg_ag_op tg_op = { "index_put", "index_put", &IndexPutBackward0_entry, false };
     tg__frame_IndexPutBackward0 tg_x = { .self = self, .indices = indices, .values = values, .accumulate = accumulate };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_index_put, &tg_x) == 0) {
-        tg_r = tg_index_put_fn(self, indices, values, (tg_index_put_opts){ .accumulate = accumulate });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_put_fn(self, indices, values, (tg_index_put_opts){ .accumulate = accumulate });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* masked_select(Tensor self, Tensor mask) -> Tensor */
-static const tg_ag_op tg__ag_masked_select = { "masked_select", "masked_select", &MaskedSelectBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
 {
+    static const tg_ag_op tg_op = { "masked_select", "masked_select", &MaskedSelectBackward0_entry, false };
     tg__frame_MaskedSelectBackward0 tg_x = { .self = self, .mask = mask };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_masked_select, &tg_x) == 0) {
-        tg_r = tg_masked_select(self, mask);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_select(self, mask);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3119,8 +2338,7 @@ tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
 tg_values_indices tg__autograd_kernel_topk_out(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted, tg_tensor *values, tg_tensor *indices)
 {
     tg_tensor *const tg_in[] = { self, values, indices };
-    if (tg_autograd_check_out("topk", tg_in, 3))
-        return (tg_values_indices){ 0 };
+    if (tg_autograd_check_out("topk", tg_in, 3)) return (tg_values_indices){ 0 };
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_values_indices tg_r = tg_topk_out_fn(self, k, values, indices, (tg_topk_out_opts){ .dim = dim, .largest = largest, .sorted = sorted });
     tg__autograd_below_end(tg_prev);
@@ -3128,21 +2346,17 @@ tg_values_indices tg__autograd_kernel_topk_out(tg_tensor *self, int64_t k, int64
 }
 
 /* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
-static const tg_ag_op tg__ag_topk = { "topk", "topk", &TopkBackward0_entry, false };
-
 tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
 {
+    static const tg_ag_op tg_op = { "topk", "topk", &TopkBackward0_entry, false };
     tg__frame_TopkBackward0 tg_x = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted };
-    tg_values_indices tg_r = (tg_values_indices){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_topk, &tg_x) == 0) {
-        tg_r = tg_topk_fn(self, k, (tg_topk_opts){ .dim = dim, .largest = largest, .sorted = sorted });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_topk_fn(self, k, (tg_topk_opts){ .dim = dim, .largest = largest, .sorted = sorted });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of adam_step_ (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of adam_step_ (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_adam_step_ {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -3163,30 +2377,20 @@ static const tg_ag_input tg__ni_adam_step__inputs[] = {
     { offsetof(tg__frame_tg__ni_adam_step_, exp_avg_sq), offsetof(tg__frame_tg__ni_adam_step_, exp_avg_sq_t), 3, false },
     { offsetof(tg__frame_tg__ni_adam_step_, max_exp_avg_sq), offsetof(tg__frame_tg__ni_adam_step_, max_exp_avg_sq_t), 4, false },
 };
-static const tg_ag_output tg__ni_adam_step__outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_adam_step__outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_adam_step__entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_adam_step__inputs, .ninputs = 5,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_adam_step__outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
-static const tg_ag_op tg__ag_adam_step_ = { "adam_step_", "adam_step_", &tg__ni_adam_step__entry, true };
-
 tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
 {
+    static const tg_ag_op tg_op = { "adam_step_", "adam_step_", &tg__ni_adam_step__entry, true };
     tg__frame_tg__ni_adam_step_ tg_x = { .self = self, .grad = grad, .exp_avg = exp_avg, .exp_avg_sq = exp_avg_sq, .max_exp_avg_sq = max_exp_avg_sq };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_adam_step_, &tg_x) == 0) {
-        tg_r = tg_adam_step__fn(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, (tg_adam_step__opts){ .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps, .weight_decay = weight_decay, .amsgrad = amsgrad, .maximize = maximize, .decoupled_weight_decay = decoupled_weight_decay });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_adam_step__fn(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, (tg_adam_step__opts){ .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps, .weight_decay = weight_decay, .amsgrad = amsgrad, .maximize = maximize, .decoupled_weight_decay = decoupled_weight_decay });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -3194,8 +2398,7 @@ tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_t
 tg_tensor *tg__autograd_kernel_sub_scalar_out(tg_tensor *self, double other, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("sub", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("sub", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_sub_scalar_out_fn(self, other, out, (tg_sub_scalar_out_opts){ .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -3206,8 +2409,7 @@ tg_tensor *tg__autograd_kernel_sub_scalar_out(tg_tensor *self, double other, dou
 tg_tensor *tg__autograd_kernel_masked_select_out(tg_tensor *self, tg_tensor *mask, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mask, out };
-    if (tg_autograd_check_out("masked_select", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("masked_select", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_masked_select_out(self, mask, out);
     tg__autograd_below_end(tg_prev);

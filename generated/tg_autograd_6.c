@@ -71,9 +71,8 @@ typedef struct tg__node_ZerosLikeBackward0 {
     tg_node base;
 } tg__node_ZerosLikeBackward0;
 
-static const tg_ag_node_type ZerosLikeBackward0_type = { { "ZerosLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of ZerosLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of ZerosLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_ZerosLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -85,19 +84,14 @@ typedef struct tg__frame_ZerosLikeBackward0 {
     tg_tensor *result;
 } tg__frame_ZerosLikeBackward0;
 
-static const tg_ag_input ZerosLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_ZerosLikeBackward0, self), offsetof(tg__frame_ZerosLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output ZerosLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_ZerosLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input ZerosLikeBackward0_inputs[] = { { offsetof(tg__frame_ZerosLikeBackward0, self), offsetof(tg__frame_ZerosLikeBackward0, self_t), 0, false } };
+static const tg_ag_output ZerosLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_ZerosLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type ZerosLikeBackward0_type = { { "ZerosLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry ZerosLikeBackward0_entry = {
-    .vt = &ZerosLikeBackward0_type.vt, .node_size = sizeof(tg__node_ZerosLikeBackward0), .why = NULL,
+    .vt = &ZerosLikeBackward0_type.vt, .node_size = sizeof(tg__node_ZerosLikeBackward0),
     .inputs = ZerosLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = ZerosLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* RandnLikeBackward0: randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
@@ -105,9 +99,8 @@ typedef struct tg__node_RandnLikeBackward0 {
     tg_node base;
 } tg__node_RandnLikeBackward0;
 
-static const tg_ag_node_type RandnLikeBackward0_type = { { "RandnLikeBackward0", tg__autograd_apply, NULL }, NULL, 0 };
 
-/* The frame of RandnLikeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RandnLikeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RandnLikeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -119,19 +112,14 @@ typedef struct tg__frame_RandnLikeBackward0 {
     tg_tensor *result;
 } tg__frame_RandnLikeBackward0;
 
-static const tg_ag_input RandnLikeBackward0_inputs[] = {
-    { offsetof(tg__frame_RandnLikeBackward0, self), offsetof(tg__frame_RandnLikeBackward0, self_t), 0, false },
-};
-static const tg_ag_output RandnLikeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RandnLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
-};
+static const tg_ag_input RandnLikeBackward0_inputs[] = { { offsetof(tg__frame_RandnLikeBackward0, self), offsetof(tg__frame_RandnLikeBackward0, self_t), 0, false } };
+static const tg_ag_output RandnLikeBackward0_outputs[] = { { 0, offsetof(tg__frame_RandnLikeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false } };
+static const tg_ag_node_type RandnLikeBackward0_type = { { "RandnLikeBackward0", tg__autograd_apply, NULL }, NULL, 0, NULL, 0 };
 static const tg_ag_entry RandnLikeBackward0_entry = {
-    .vt = &RandnLikeBackward0_type.vt, .node_size = sizeof(tg__node_RandnLikeBackward0), .why = NULL,
+    .vt = &RandnLikeBackward0_type.vt, .node_size = sizeof(tg__node_RandnLikeBackward0),
     .inputs = RandnLikeBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = RandnLikeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* GtBackward0: gt.Tensor(Tensor self, Tensor other) -> Tensor */
@@ -142,13 +130,10 @@ typedef struct tg__node_GtBackward0 {
 /* self: zeros_like(grad) */
 static tg_tensor *GtBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_GtBackward0 *n = (tg__node_GtBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -157,13 +142,10 @@ done:
 /* other: zeros_like(grad) */
 static tg_tensor *GtBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_GtBackward0 *n = (tg__node_GtBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    (void)tg_nd;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -173,9 +155,8 @@ static const tg_ag_formula GtBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GtBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = GtBackward0_other },
 };
-static const tg_ag_node_type GtBackward0_type = { { "GtBackward0", tg__autograd_apply, NULL }, GtBackward0_formulas, 2 };
 
-/* The frame of GtBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of GtBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_GtBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -188,12 +169,9 @@ typedef struct tg__frame_GtBackward0 {
 static tg_tensor *GtBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_GtBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_zero_(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -202,23 +180,16 @@ static const tg_ag_input GtBackward0_inputs[] = {
     { offsetof(tg__frame_GtBackward0, self), offsetof(tg__frame_GtBackward0, self_t), 0, false },
     { offsetof(tg__frame_GtBackward0, other), offsetof(tg__frame_GtBackward0, other_t), 1, false },
 };
-static const uint8_t GtBackward0_edges[] = {
-    0,
-    1,
-};
-static const tg_fw_term GtBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), GtBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output GtBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_GtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const uint8_t GtBackward0_edges[] = { 0, 1 };
+static const tg_fw_term GtBackward0_terms[] = { { 0, false, UINT64_C(0x1), GtBackward0_jvp0_0, NULL } };
+static const tg_ag_output GtBackward0_outputs[] = { { 0, offsetof(tg__frame_GtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type GtBackward0_type = { { "GtBackward0", tg__autograd_apply, NULL }, GtBackward0_formulas, 2, NULL, 0 };
 static const tg_ag_entry GtBackward0_entry = {
-    .vt = &GtBackward0_type.vt, .node_size = sizeof(tg__node_GtBackward0), .why = NULL,
+    .vt = &GtBackward0_type.vt, .node_size = sizeof(tg__node_GtBackward0),
     .inputs = GtBackward0_inputs, .ninputs = 2,
     .edges = GtBackward0_edges, .nedges = 2, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = GtBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = GtBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = GtBackward0_terms, .nterms = 1,
 };
 
 /* VarBackward0: var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
@@ -234,32 +205,18 @@ typedef struct tg__node_VarBackward0 {
 static tg_tensor *VarBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_VarBackward0 *n = (tg__node_VarBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_var_backward(grads[0], s_self, n->dim, n->correction, n->keepdim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula VarBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = VarBackward0_self },
-};
-static void VarBackward0_release_saved(tg_node *node)
-{
-    tg__node_VarBackward0 *n = (tg__node_VarBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula VarBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = VarBackward0_self } };
 
-static const tg_ag_node_type VarBackward0_type = { { "VarBackward0", tg__autograd_apply, VarBackward0_release_saved }, VarBackward0_formulas, 1 };
-
-/* The frame of VarBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of VarBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_VarBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -273,45 +230,33 @@ typedef struct tg__frame_VarBackward0 {
 static tg_tensor *VarBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_VarBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_var_backward(n->self_t, n->self, n->dim, n->correction, true))) goto done;
     if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = n->dim, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input VarBackward0_inputs[] = {
-    { offsetof(tg__frame_VarBackward0, self), offsetof(tg__frame_VarBackward0, self_t), 0, false },
-};
-static const uint8_t VarBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input VarBackward0_inputs[] = { { offsetof(tg__frame_VarBackward0, self), offsetof(tg__frame_VarBackward0, self_t), 0, false } };
+static const uint8_t VarBackward0_edges[] = { 0 };
 static const tg_ag_save VarBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_VarBackward0, self), offsetof(tg__node_VarBackward0, self), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_VarBackward0, dim), offsetof(tg__node_VarBackward0, dim), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_VarBackward0, correction), offsetof(tg__node_VarBackward0, correction), sizeof(tg_opt_int), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_VarBackward0, keepdim), offsetof(tg__node_VarBackward0, keepdim), sizeof(bool), NULL },
 };
-static const tg_fw_term VarBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), VarBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output VarBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_VarBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term VarBackward0_terms[] = { { 0, false, UINT64_C(0x1), VarBackward0_jvp0_0, NULL } };
+static const tg_ag_output VarBackward0_outputs[] = { { 0, offsetof(tg__frame_VarBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type VarBackward0_type = { { "VarBackward0", tg__autograd_apply, tg__autograd_release_saved }, VarBackward0_formulas, 1, VarBackward0_saves, 4 };
 static const tg_ag_entry VarBackward0_entry = {
-    .vt = &VarBackward0_type.vt, .node_size = sizeof(tg__node_VarBackward0), .why = NULL,
+    .vt = &VarBackward0_type.vt, .node_size = sizeof(tg__node_VarBackward0),
     .inputs = VarBackward0_inputs, .ninputs = 1,
     .edges = VarBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = VarBackward0_saves, .nsaves = 4,
     .outputs = VarBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = VarBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = VarBackward0_terms, .nterms = 1,
 };
 
 /* HardswishBackward0: hardswish(Tensor self) -> Tensor */
@@ -324,32 +269,18 @@ typedef struct tg__node_HardswishBackward0 {
 static tg_tensor *HardswishBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_HardswishBackward0 *n = (tg__node_HardswishBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_hardswish_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula HardswishBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardswishBackward0_self },
-};
-static void HardswishBackward0_release_saved(tg_node *node)
-{
-    tg__node_HardswishBackward0 *n = (tg__node_HardswishBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula HardswishBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardswishBackward0_self } };
 
-static const tg_ag_node_type HardswishBackward0_type = { { "HardswishBackward0", tg__autograd_apply, HardswishBackward0_release_saved }, HardswishBackward0_formulas, 1 };
-
-/* The frame of HardswishBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of HardswishBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_HardswishBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -360,38 +291,26 @@ typedef struct tg__frame_HardswishBackward0 {
 static tg_tensor *HardswishBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_HardswishBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_hardswish_backward(n->self_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input HardswishBackward0_inputs[] = {
-    { offsetof(tg__frame_HardswishBackward0, self), offsetof(tg__frame_HardswishBackward0, self_t), 0, false },
-};
-static const uint8_t HardswishBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save HardswishBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardswishBackward0, self), offsetof(tg__node_HardswishBackward0, self), 0, NULL },
-};
-static const tg_fw_term HardswishBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), HardswishBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output HardswishBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_HardswishBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input HardswishBackward0_inputs[] = { { offsetof(tg__frame_HardswishBackward0, self), offsetof(tg__frame_HardswishBackward0, self_t), 0, false } };
+static const uint8_t HardswishBackward0_edges[] = { 0 };
+static const tg_ag_save HardswishBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardswishBackward0, self), offsetof(tg__node_HardswishBackward0, self), 0, NULL } };
+static const tg_fw_term HardswishBackward0_terms[] = { { 0, false, UINT64_C(0x1), HardswishBackward0_jvp0_0, NULL } };
+static const tg_ag_output HardswishBackward0_outputs[] = { { 0, offsetof(tg__frame_HardswishBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type HardswishBackward0_type = { { "HardswishBackward0", tg__autograd_apply, tg__autograd_release_saved }, HardswishBackward0_formulas, 1, HardswishBackward0_saves, 1 };
 static const tg_ag_entry HardswishBackward0_entry = {
-    .vt = &HardswishBackward0_type.vt, .node_size = sizeof(tg__node_HardswishBackward0), .why = NULL,
+    .vt = &HardswishBackward0_type.vt, .node_size = sizeof(tg__node_HardswishBackward0),
     .inputs = HardswishBackward0_inputs, .ninputs = 1,
     .edges = HardswishBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = HardswishBackward0_saves, .nsaves = 1,
     .outputs = HardswishBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = HardswishBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = HardswishBackward0_terms, .nterms = 1,
 };
 
 /* HardswishBackwardBackward0: hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -405,17 +324,12 @@ typedef struct tg__node_HardswishBackwardBackward0 {
 static tg_tensor *HardswishBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_HardswishBackwardBackward0 *n = (tg__node_HardswishBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_hardswish_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -423,15 +337,8 @@ done:
 static tg_tensor *HardswishBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_HardswishBackwardBackward0 *n = (tg__node_HardswishBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_abs(s_self))) goto done;
@@ -443,16 +350,10 @@ static tg_tensor *HardswishBackwardBackward0_self(tg_node *tg_nd, tg_tensor *con
     if (!(t4 = tg_where_scalar_other(t1, t3, (double)(INT64_C(0))))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_grad_output); tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
@@ -460,16 +361,8 @@ static const tg_ag_formula HardswishBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = HardswishBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = HardswishBackwardBackward0_self },
 };
-static void HardswishBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_HardswishBackwardBackward0 *n = (tg__node_HardswishBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type HardswishBackwardBackward0_type = { { "HardswishBackwardBackward0", tg__autograd_apply, HardswishBackwardBackward0_release_saved }, HardswishBackwardBackward0_formulas, 2 };
-
-/* The frame of HardswishBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of HardswishBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_HardswishBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -482,12 +375,9 @@ typedef struct tg__frame_HardswishBackwardBackward0 {
 static tg_tensor *HardswishBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_HardswishBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_hardswish_backward(n->grad_output_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -496,13 +386,7 @@ done:
 static tg_tensor *HardswishBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_HardswishBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(t0 = tg_abs(n->self))) goto done;
     if (!(t1 = tg_lt_scalar(t0, 3.0))) goto done;
     TG__GEN_DROP(t0);
@@ -512,24 +396,16 @@ static tg_tensor *HardswishBackwardBackward0_jvp0_1(void *tg_frame)
     if (!(t4 = tg_where_scalar_other(t1, t3, (double)(INT64_C(0))))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
 static const tg_ag_input HardswishBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_HardswishBackwardBackward0, grad_output), offsetof(tg__frame_HardswishBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_HardswishBackwardBackward0, self), offsetof(tg__frame_HardswishBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t HardswishBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t HardswishBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save HardswishBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardswishBackwardBackward0, grad_output), offsetof(tg__node_HardswishBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_HardswishBackwardBackward0, self), offsetof(tg__node_HardswishBackwardBackward0, self), 0, NULL },
@@ -538,16 +414,15 @@ static const tg_fw_term HardswishBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), HardswishBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), HardswishBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output HardswishBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_HardswishBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output HardswishBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_HardswishBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type HardswishBackwardBackward0_type = { { "HardswishBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, HardswishBackwardBackward0_formulas, 2, HardswishBackwardBackward0_saves, 2 };
 static const tg_ag_entry HardswishBackwardBackward0_entry = {
-    .vt = &HardswishBackwardBackward0_type.vt, .node_size = sizeof(tg__node_HardswishBackwardBackward0), .why = NULL,
+    .vt = &HardswishBackwardBackward0_type.vt, .node_size = sizeof(tg__node_HardswishBackwardBackward0),
     .inputs = HardswishBackwardBackward0_inputs, .ninputs = 2,
     .edges = HardswishBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = HardswishBackwardBackward0_saves, .nsaves = 2,
     .outputs = HardswishBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = HardswishBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = HardswishBackwardBackward0_terms, .nterms = 2,
 };
 
 /* EmbeddingDenseBackwardBackward0: embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
@@ -561,32 +436,18 @@ typedef struct tg__node_EmbeddingDenseBackwardBackward0 {
 static tg_tensor *EmbeddingDenseBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_EmbeddingDenseBackwardBackward0 *n = (tg__node_EmbeddingDenseBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_indices = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_indices = NULL, *t0 = NULL;
     if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
     if (!(t0 = tg_embedding_dense_double_backward(grads[0], s_indices, n->padding_idx))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_indices);
-    tg_release(t0);
+    tg_release(s_indices); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula EmbeddingDenseBackwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EmbeddingDenseBackwardBackward0_grad_output },
-};
-static void EmbeddingDenseBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_EmbeddingDenseBackwardBackward0 *n = (tg__node_EmbeddingDenseBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->indices);
-}
+static const tg_ag_formula EmbeddingDenseBackwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = EmbeddingDenseBackwardBackward0_grad_output } };
 
-static const tg_ag_node_type EmbeddingDenseBackwardBackward0_type = { { "EmbeddingDenseBackwardBackward0", tg__autograd_apply, EmbeddingDenseBackwardBackward0_release_saved }, EmbeddingDenseBackwardBackward0_formulas, 1 };
-
-/* The frame of EmbeddingDenseBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of EmbeddingDenseBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_EmbeddingDenseBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -602,12 +463,9 @@ typedef struct tg__frame_EmbeddingDenseBackwardBackward0 {
 static tg_tensor *EmbeddingDenseBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_EmbeddingDenseBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_embedding_dense_backward(n->grad_output_t, n->indices, n->num_weights, n->padding_idx, n->scale_grad_by_freq))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -616,26 +474,21 @@ static const tg_ag_input EmbeddingDenseBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_EmbeddingDenseBackwardBackward0, grad_output), offsetof(tg__frame_EmbeddingDenseBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_EmbeddingDenseBackwardBackward0, indices), offsetof(tg__frame_EmbeddingDenseBackwardBackward0, indices_t), 1, false },
 };
-static const uint8_t EmbeddingDenseBackwardBackward0_edges[] = {
-    0,
-};
+static const uint8_t EmbeddingDenseBackwardBackward0_edges[] = { 0 };
 static const tg_ag_save EmbeddingDenseBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_EmbeddingDenseBackwardBackward0, indices), offsetof(tg__node_EmbeddingDenseBackwardBackward0, indices), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_EmbeddingDenseBackwardBackward0, padding_idx), offsetof(tg__node_EmbeddingDenseBackwardBackward0, padding_idx), sizeof(int64_t), NULL },
 };
-static const tg_fw_term EmbeddingDenseBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), EmbeddingDenseBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output EmbeddingDenseBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_EmbeddingDenseBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term EmbeddingDenseBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), EmbeddingDenseBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output EmbeddingDenseBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_EmbeddingDenseBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type EmbeddingDenseBackwardBackward0_type = { { "EmbeddingDenseBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, EmbeddingDenseBackwardBackward0_formulas, 1, EmbeddingDenseBackwardBackward0_saves, 2 };
 static const tg_ag_entry EmbeddingDenseBackwardBackward0_entry = {
-    .vt = &EmbeddingDenseBackwardBackward0_type.vt, .node_size = sizeof(tg__node_EmbeddingDenseBackwardBackward0), .why = NULL,
+    .vt = &EmbeddingDenseBackwardBackward0_type.vt, .node_size = sizeof(tg__node_EmbeddingDenseBackwardBackward0),
     .inputs = EmbeddingDenseBackwardBackward0_inputs, .ninputs = 2,
     .edges = EmbeddingDenseBackwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = EmbeddingDenseBackwardBackward0_saves, .nsaves = 2,
     .outputs = EmbeddingDenseBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = EmbeddingDenseBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = EmbeddingDenseBackwardBackward0_terms, .nterms = 1,
 };
 
 /* GeluBackward0: gelu(Tensor self, *, str approximate='none') -> Tensor */
@@ -649,32 +502,18 @@ typedef struct tg__node_GeluBackward0 {
 static tg_tensor *GeluBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_GeluBackward0 *n = (tg__node_GeluBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_gelu_backward_fn(grads[0], s_self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula GeluBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GeluBackward0_self },
-};
-static void GeluBackward0_release_saved(tg_node *node)
-{
-    tg__node_GeluBackward0 *n = (tg__node_GeluBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula GeluBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GeluBackward0_self } };
 
-static const tg_ag_node_type GeluBackward0_type = { { "GeluBackward0", tg__autograd_apply, GeluBackward0_release_saved }, GeluBackward0_formulas, 1 };
-
-/* The frame of GeluBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of GeluBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_GeluBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -686,39 +525,29 @@ typedef struct tg__frame_GeluBackward0 {
 static tg_tensor *GeluBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_GeluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_gelu_backward_fn(n->self_t, n->self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input GeluBackward0_inputs[] = {
-    { offsetof(tg__frame_GeluBackward0, self), offsetof(tg__frame_GeluBackward0, self_t), 0, false },
-};
-static const uint8_t GeluBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input GeluBackward0_inputs[] = { { offsetof(tg__frame_GeluBackward0, self), offsetof(tg__frame_GeluBackward0, self_t), 0, false } };
+static const uint8_t GeluBackward0_edges[] = { 0 };
 static const tg_ag_save GeluBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_GeluBackward0, self), offsetof(tg__node_GeluBackward0, self), 0, NULL },
     { TG_AG_SAVE_STR, false, offsetof(tg__frame_GeluBackward0, approximate), offsetof(tg__node_GeluBackward0, approximate), 0, NULL },
 };
-static const tg_fw_term GeluBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), GeluBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output GeluBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_GeluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term GeluBackward0_terms[] = { { 0, false, UINT64_C(0x1), GeluBackward0_jvp0_0, NULL } };
+static const tg_ag_output GeluBackward0_outputs[] = { { 0, offsetof(tg__frame_GeluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type GeluBackward0_type = { { "GeluBackward0", tg__autograd_apply, tg__autograd_release_saved }, GeluBackward0_formulas, 1, GeluBackward0_saves, 2 };
 static const tg_ag_entry GeluBackward0_entry = {
-    .vt = &GeluBackward0_type.vt, .node_size = sizeof(tg__node_GeluBackward0), .why = NULL,
+    .vt = &GeluBackward0_type.vt, .node_size = sizeof(tg__node_GeluBackward0),
     .inputs = GeluBackward0_inputs, .ninputs = 1,
     .edges = GeluBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = GeluBackward0_saves, .nsaves = 2,
     .outputs = GeluBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = GeluBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = GeluBackward0_terms, .nterms = 1,
 };
 
 /* GeluBackwardBackward0: gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
@@ -733,17 +562,12 @@ typedef struct tg__node_GeluBackwardBackward0 {
 static tg_tensor *GeluBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_GeluBackwardBackward0 *n = (tg__node_GeluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_gelu_backward_fn(grads[0], s_self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -751,20 +575,13 @@ done:
 static tg_tensor *GeluBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_GeluBackwardBackward0 *n = (tg__node_GeluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_gelu_double_backward(grads[0], s_grad_output, s_self, n->approximate))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_grad_output); tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -772,16 +589,8 @@ static const tg_ag_formula GeluBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = GeluBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = GeluBackwardBackward0_self },
 };
-static void GeluBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_GeluBackwardBackward0 *n = (tg__node_GeluBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type GeluBackwardBackward0_type = { { "GeluBackwardBackward0", tg__autograd_apply, GeluBackwardBackward0_release_saved }, GeluBackwardBackward0_formulas, 2 };
-
-/* The frame of GeluBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of GeluBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_GeluBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -795,12 +604,9 @@ typedef struct tg__frame_GeluBackwardBackward0 {
 static tg_tensor *GeluBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_GeluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_gelu_backward_fn(n->grad_output_t, n->self, (tg_gelu_backward_opts){ .approximate = n->approximate }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -809,12 +615,9 @@ done:
 static tg_tensor *GeluBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_GeluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_gelu_double_backward(n->self_t, n->grad_output, n->self, n->approximate))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -823,10 +626,7 @@ static const tg_ag_input GeluBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_GeluBackwardBackward0, grad_output), offsetof(tg__frame_GeluBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_GeluBackwardBackward0, self), offsetof(tg__frame_GeluBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t GeluBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t GeluBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save GeluBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_GeluBackwardBackward0, grad_output), offsetof(tg__node_GeluBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_GeluBackwardBackward0, self), offsetof(tg__node_GeluBackwardBackward0, self), 0, NULL },
@@ -836,16 +636,15 @@ static const tg_fw_term GeluBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), GeluBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), GeluBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output GeluBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_GeluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output GeluBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_GeluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type GeluBackwardBackward0_type = { { "GeluBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, GeluBackwardBackward0_formulas, 2, GeluBackwardBackward0_saves, 3 };
 static const tg_ag_entry GeluBackwardBackward0_entry = {
-    .vt = &GeluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_GeluBackwardBackward0), .why = NULL,
+    .vt = &GeluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_GeluBackwardBackward0),
     .inputs = GeluBackwardBackward0_inputs, .ninputs = 2,
     .edges = GeluBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = GeluBackwardBackward0_saves, .nsaves = 3,
     .outputs = GeluBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = GeluBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = GeluBackwardBackward0_terms, .nterms = 2,
 };
 
 /* SiluBackward0: silu(Tensor self) -> Tensor */
@@ -858,32 +657,18 @@ typedef struct tg__node_SiluBackward0 {
 static tg_tensor *SiluBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SiluBackward0 *n = (tg__node_SiluBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_silu_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SiluBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SiluBackward0_self },
-};
-static void SiluBackward0_release_saved(tg_node *node)
-{
-    tg__node_SiluBackward0 *n = (tg__node_SiluBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-}
+static const tg_ag_formula SiluBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SiluBackward0_self } };
 
-static const tg_ag_node_type SiluBackward0_type = { { "SiluBackward0", tg__autograd_apply, SiluBackward0_release_saved }, SiluBackward0_formulas, 1 };
-
-/* The frame of SiluBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SiluBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SiluBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -894,38 +679,26 @@ typedef struct tg__frame_SiluBackward0 {
 static tg_tensor *SiluBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SiluBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_silu_backward(n->self_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SiluBackward0_inputs[] = {
-    { offsetof(tg__frame_SiluBackward0, self), offsetof(tg__frame_SiluBackward0, self_t), 0, false },
-};
-static const uint8_t SiluBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SiluBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SiluBackward0, self), offsetof(tg__node_SiluBackward0, self), 0, NULL },
-};
-static const tg_fw_term SiluBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SiluBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SiluBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SiluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input SiluBackward0_inputs[] = { { offsetof(tg__frame_SiluBackward0, self), offsetof(tg__frame_SiluBackward0, self_t), 0, false } };
+static const uint8_t SiluBackward0_edges[] = { 0 };
+static const tg_ag_save SiluBackward0_saves[] = { { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SiluBackward0, self), offsetof(tg__node_SiluBackward0, self), 0, NULL } };
+static const tg_fw_term SiluBackward0_terms[] = { { 0, false, UINT64_C(0x1), SiluBackward0_jvp0_0, NULL } };
+static const tg_ag_output SiluBackward0_outputs[] = { { 0, offsetof(tg__frame_SiluBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SiluBackward0_type = { { "SiluBackward0", tg__autograd_apply, tg__autograd_release_saved }, SiluBackward0_formulas, 1, SiluBackward0_saves, 1 };
 static const tg_ag_entry SiluBackward0_entry = {
-    .vt = &SiluBackward0_type.vt, .node_size = sizeof(tg__node_SiluBackward0), .why = NULL,
+    .vt = &SiluBackward0_type.vt, .node_size = sizeof(tg__node_SiluBackward0),
     .inputs = SiluBackward0_inputs, .ninputs = 1,
     .edges = SiluBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SiluBackward0_saves, .nsaves = 1,
     .outputs = SiluBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SiluBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SiluBackward0_terms, .nterms = 1,
 };
 
 /* SiluBackwardBackward0: silu_backward(Tensor grad_output, Tensor self) -> Tensor */
@@ -939,17 +712,12 @@ typedef struct tg__node_SiluBackwardBackward0 {
 static tg_tensor *SiluBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SiluBackwardBackward0 *n = (tg__node_SiluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_silu_backward(grads[0], s_self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -957,24 +725,9 @@ done:
 static tg_tensor *SiluBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SiluBackwardBackward0 *n = (tg__node_SiluBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_grad_output = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
-    tg_tensor *t13 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_grad_output = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
+    tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL, *t7 = NULL, *t8 = NULL;
+    tg_tensor *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL, *t13 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
@@ -1004,25 +757,11 @@ static tg_tensor *SiluBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *g
     if (!(t13 = tg_mul(t6, t12))) goto done;
     TG__GEN_DROP(t6);
     TG__GEN_DROP(t12);
-    tg_r = t13;
-    t13 = NULL;
+    tg_r = tg__gen_take(&t13);
 done:
-    tg_release(s_grad_output);
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
+    tg_release(s_grad_output); tg_release(s_self); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4); tg_release(t5); tg_release(t6); tg_release(t7); tg_release(t8);
+    tg_release(t9); tg_release(t10); tg_release(t11); tg_release(t12); tg_release(t13);
     return tg_r;
 }
 
@@ -1030,16 +769,8 @@ static const tg_ag_formula SiluBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SiluBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = SiluBackwardBackward0_self },
 };
-static void SiluBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_SiluBackwardBackward0 *n = (tg__node_SiluBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->grad_output);
-    tg_autograd_saved_release(&n->self);
-}
 
-static const tg_ag_node_type SiluBackwardBackward0_type = { { "SiluBackwardBackward0", tg__autograd_apply, SiluBackwardBackward0_release_saved }, SiluBackwardBackward0_formulas, 2 };
-
-/* The frame of SiluBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SiluBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SiluBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1052,12 +783,9 @@ typedef struct tg__frame_SiluBackwardBackward0 {
 static tg_tensor *SiluBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SiluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_silu_backward(n->grad_output_t, n->self))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1066,22 +794,9 @@ done:
 static tg_tensor *SiluBackwardBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_SiluBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    tg_tensor *t12 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
+    tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t12 = NULL;
     tg_tensor *t13 = NULL;
-    (void)n;
     if (!(t0 = tg_mul(n->self_t, n->grad_output))) goto done;
     if (!(t1 = tg_sigmoid(n->self))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
@@ -1109,33 +824,18 @@ static tg_tensor *SiluBackwardBackward0_jvp0_1(void *tg_frame)
     if (!(t13 = tg_mul(t6, t12))) goto done;
     TG__GEN_DROP(t6);
     TG__GEN_DROP(t12);
-    tg_r = t13;
-    t13 = NULL;
+    tg_r = tg__gen_take(&t13);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t12);
-    tg_release(t13);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
+    tg_release(t6); tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10);
+    tg_release(t11); tg_release(t12); tg_release(t13);
     return tg_r;
 }
 static const tg_ag_input SiluBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_SiluBackwardBackward0, grad_output), offsetof(tg__frame_SiluBackwardBackward0, grad_output_t), 0, false },
     { offsetof(tg__frame_SiluBackwardBackward0, self), offsetof(tg__frame_SiluBackwardBackward0, self_t), 1, false },
 };
-static const uint8_t SiluBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t SiluBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save SiluBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SiluBackwardBackward0, grad_output), offsetof(tg__node_SiluBackwardBackward0, grad_output), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_SiluBackwardBackward0, self), offsetof(tg__node_SiluBackwardBackward0, self), 0, NULL },
@@ -1144,16 +844,15 @@ static const tg_fw_term SiluBackwardBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), SiluBackwardBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), SiluBackwardBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output SiluBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SiluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output SiluBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_SiluBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SiluBackwardBackward0_type = { { "SiluBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, SiluBackwardBackward0_formulas, 2, SiluBackwardBackward0_saves, 2 };
 static const tg_ag_entry SiluBackwardBackward0_entry = {
-    .vt = &SiluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SiluBackwardBackward0), .why = NULL,
+    .vt = &SiluBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SiluBackwardBackward0),
     .inputs = SiluBackwardBackward0_inputs, .ninputs = 2,
     .edges = SiluBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = SiluBackwardBackward0_saves, .nsaves = 2,
     .outputs = SiluBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SiluBackwardBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = SiluBackwardBackward0_terms, .nterms = 2,
 };
 
 /* TrilBackward0: tril(Tensor self, int diagonal=0) -> Tensor */
@@ -1166,23 +865,17 @@ typedef struct tg__node_TrilBackward0 {
 static tg_tensor *TrilBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_TrilBackward0 *n = (tg__node_TrilBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_tril_fn(grads[0], (tg_tril_opts){ .diagonal = n->diagonal }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula TrilBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TrilBackward0_self },
-};
-static const tg_ag_node_type TrilBackward0_type = { { "TrilBackward0", tg__autograd_apply, NULL }, TrilBackward0_formulas, 1 };
+static const tg_ag_formula TrilBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = TrilBackward0_self } };
 
-/* The frame of TrilBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of TrilBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_TrilBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1194,38 +887,26 @@ typedef struct tg__frame_TrilBackward0 {
 static tg_tensor *TrilBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_TrilBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_tril_fn(n->self_t, (tg_tril_opts){ .diagonal = n->diagonal }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input TrilBackward0_inputs[] = {
-    { offsetof(tg__frame_TrilBackward0, self), offsetof(tg__frame_TrilBackward0, self_t), 0, false },
-};
-static const uint8_t TrilBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save TrilBackward0_saves[] = {
-    { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TrilBackward0, diagonal), offsetof(tg__node_TrilBackward0, diagonal), sizeof(int64_t), NULL },
-};
-static const tg_fw_term TrilBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), TrilBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output TrilBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_TrilBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input TrilBackward0_inputs[] = { { offsetof(tg__frame_TrilBackward0, self), offsetof(tg__frame_TrilBackward0, self_t), 0, false } };
+static const uint8_t TrilBackward0_edges[] = { 0 };
+static const tg_ag_save TrilBackward0_saves[] = { { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_TrilBackward0, diagonal), offsetof(tg__node_TrilBackward0, diagonal), sizeof(int64_t), NULL } };
+static const tg_fw_term TrilBackward0_terms[] = { { 0, false, UINT64_C(0x1), TrilBackward0_jvp0_0, NULL } };
+static const tg_ag_output TrilBackward0_outputs[] = { { 0, offsetof(tg__frame_TrilBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type TrilBackward0_type = { { "TrilBackward0", tg__autograd_apply, NULL }, TrilBackward0_formulas, 1, TrilBackward0_saves, 1 };
 static const tg_ag_entry TrilBackward0_entry = {
-    .vt = &TrilBackward0_type.vt, .node_size = sizeof(tg__node_TrilBackward0), .why = NULL,
+    .vt = &TrilBackward0_type.vt, .node_size = sizeof(tg__node_TrilBackward0),
     .inputs = TrilBackward0_inputs, .ninputs = 1,
     .edges = TrilBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = TrilBackward0_saves, .nsaves = 1,
     .outputs = TrilBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = TrilBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = TrilBackward0_terms, .nterms = 1,
 };
 
 /* FlipBackward0: flip(Tensor self, int[] dims) -> Tensor */
@@ -1238,23 +919,17 @@ typedef struct tg__node_FlipBackward0 {
 static tg_tensor *FlipBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_FlipBackward0 *n = (tg__node_FlipBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_flip(grads[0], n->dims))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula FlipBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = FlipBackward0_self },
-};
-static const tg_ag_node_type FlipBackward0_type = { { "FlipBackward0", tg__autograd_apply, NULL }, FlipBackward0_formulas, 1 };
+static const tg_ag_formula FlipBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = FlipBackward0_self } };
 
-/* The frame of FlipBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of FlipBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_FlipBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1266,38 +941,26 @@ typedef struct tg__frame_FlipBackward0 {
 static tg_tensor *FlipBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_FlipBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_flip(n->self_t, n->dims))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input FlipBackward0_inputs[] = {
-    { offsetof(tg__frame_FlipBackward0, self), offsetof(tg__frame_FlipBackward0, self_t), 0, false },
-};
-static const uint8_t FlipBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save FlipBackward0_saves[] = {
-    { TG_AG_SAVE_INTS, false, offsetof(tg__frame_FlipBackward0, dims), offsetof(tg__node_FlipBackward0, dims), 0, NULL },
-};
-static const tg_fw_term FlipBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), FlipBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output FlipBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_FlipBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input FlipBackward0_inputs[] = { { offsetof(tg__frame_FlipBackward0, self), offsetof(tg__frame_FlipBackward0, self_t), 0, false } };
+static const uint8_t FlipBackward0_edges[] = { 0 };
+static const tg_ag_save FlipBackward0_saves[] = { { TG_AG_SAVE_INTS, false, offsetof(tg__frame_FlipBackward0, dims), offsetof(tg__node_FlipBackward0, dims), 0, NULL } };
+static const tg_fw_term FlipBackward0_terms[] = { { 0, false, UINT64_C(0x1), FlipBackward0_jvp0_0, NULL } };
+static const tg_ag_output FlipBackward0_outputs[] = { { 0, offsetof(tg__frame_FlipBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type FlipBackward0_type = { { "FlipBackward0", tg__autograd_apply, NULL }, FlipBackward0_formulas, 1, FlipBackward0_saves, 1 };
 static const tg_ag_entry FlipBackward0_entry = {
-    .vt = &FlipBackward0_type.vt, .node_size = sizeof(tg__node_FlipBackward0), .why = NULL,
+    .vt = &FlipBackward0_type.vt, .node_size = sizeof(tg__node_FlipBackward0),
     .inputs = FlipBackward0_inputs, .ninputs = 1,
     .edges = FlipBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = FlipBackward0_saves, .nsaves = 1,
     .outputs = FlipBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = FlipBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = FlipBackward0_terms, .nterms = 1,
 };
 
 /* RollBackward0: roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
@@ -1311,23 +974,17 @@ typedef struct tg__node_RollBackward0 {
 static tg_tensor *RollBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_RollBackward0 *n = (tg__node_RollBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_roll_backward_fn(grads[0], n->shifts, (tg_roll_backward_opts){ .dims = n->dims }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula RollBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RollBackward0_self },
-};
-static const tg_ag_node_type RollBackward0_type = { { "RollBackward0", tg__autograd_apply, NULL }, RollBackward0_formulas, 1 };
+static const tg_ag_formula RollBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RollBackward0_self } };
 
-/* The frame of RollBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RollBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RollBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1340,56 +997,42 @@ typedef struct tg__frame_RollBackward0 {
 static tg_tensor *RollBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_RollBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_roll_fn(n->self_t, n->shifts, (tg_roll_opts){ .dims = n->dims }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input RollBackward0_inputs[] = {
-    { offsetof(tg__frame_RollBackward0, self), offsetof(tg__frame_RollBackward0, self_t), 0, false },
-};
-static const uint8_t RollBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input RollBackward0_inputs[] = { { offsetof(tg__frame_RollBackward0, self), offsetof(tg__frame_RollBackward0, self_t), 0, false } };
+static const uint8_t RollBackward0_edges[] = { 0 };
 static const tg_ag_save RollBackward0_saves[] = {
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_RollBackward0, shifts), offsetof(tg__node_RollBackward0, shifts), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_RollBackward0, dims), offsetof(tg__node_RollBackward0, dims), 0, NULL },
 };
-static const tg_fw_term RollBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), RollBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output RollBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RollBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term RollBackward0_terms[] = { { 0, false, UINT64_C(0x1), RollBackward0_jvp0_0, NULL } };
+static const tg_ag_output RollBackward0_outputs[] = { { 0, offsetof(tg__frame_RollBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type RollBackward0_type = { { "RollBackward0", tg__autograd_apply, NULL }, RollBackward0_formulas, 1, RollBackward0_saves, 2 };
 static const tg_ag_entry RollBackward0_entry = {
-    .vt = &RollBackward0_type.vt, .node_size = sizeof(tg__node_RollBackward0), .why = NULL,
+    .vt = &RollBackward0_type.vt, .node_size = sizeof(tg__node_RollBackward0),
     .inputs = RollBackward0_inputs, .ninputs = 1,
     .edges = RollBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = RollBackward0_saves, .nsaves = 2,
     .outputs = RollBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = RollBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = RollBackward0_terms, .nterms = 1,
 };
 
 
 /* ---- autograd kernels ---- */
 
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_zeros_like = { "zeros_like", "zeros_like", &ZerosLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "zeros_like", "zeros_like", &ZerosLikeBackward0_entry, false };
     tg__frame_ZerosLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_zeros_like, &tg_x) == 0) {
-        tg_r = tg_zeros_like_fn(self, (tg_zeros_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_zeros_like_fn(self, (tg_zeros_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1397,8 +1040,7 @@ tg_tensor *tg__autograd_kernel_zeros_like(tg_tensor *self, tg_dtype dtype, tg_la
 tg_tensor *tg__autograd_kernel_linspace_out(double start, double end, int64_t steps, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("linspace", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("linspace", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_linspace_out(start, end, steps, out);
     tg__autograd_below_end(tg_prev);
@@ -1406,47 +1048,35 @@ tg_tensor *tg__autograd_kernel_linspace_out(double start, double end, int64_t st
 }
 
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
-static const tg_ag_op tg__ag_randn_like = { "randn_like", "randn_like", &RandnLikeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
+    static const tg_ag_op tg_op = { "randn_like", "randn_like", &RandnLikeBackward0_entry, false };
     tg__frame_RandnLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_randn_like, &tg_x) == 0) {
-        tg_r = tg_randn_like_fn(self, (tg_randn_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_randn_like_fn(self, (tg_randn_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_gt = { "gt", "gt.Tensor", &GtBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "gt", "gt.Tensor", &GtBackward0_entry, false };
     tg__frame_GtBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_gt, &tg_x) == 0) {
-        tg_r = tg_gt(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gt(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
-static const tg_ag_op tg__ag_gt_ = { "gt_", "gt_.Tensor", &GtBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "gt_", "gt_.Tensor", &GtBackward0_entry, true };
     tg__frame_GtBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_gt_, &tg_x) == 0) {
-        tg_r = tg_gt_(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gt_(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1454,8 +1084,7 @@ tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_gt_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("gt", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("gt", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_gt_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -1466,8 +1095,7 @@ tg_tensor *tg__autograd_kernel_gt_out(tg_tensor *self, tg_tensor *other, tg_tens
 tg_tensor *tg__autograd_kernel_gt_scalar_out(tg_tensor *self, double other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("gt", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("gt", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_gt_scalar_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -1475,17 +1103,13 @@ tg_tensor *tg__autograd_kernel_gt_scalar_out(tg_tensor *self, double other, tg_t
 }
 
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_var = { "var", "var.correction", &VarBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "var", "var.correction", &VarBackward0_entry, false };
     tg__frame_VarBackward0 tg_x = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_var, &tg_x) == 0) {
-        tg_r = tg_var_fn(self, (tg_var_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_var_fn(self, (tg_var_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1493,8 +1117,7 @@ tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int 
 tg_tensor *tg__autograd_kernel_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("var", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("var", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_var_out_fn(self, out, (tg_var_out_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -1505,8 +1128,7 @@ tg_tensor *tg__autograd_kernel_var_out(tg_tensor *self, tg_int_list dim, tg_opt_
 tg_tensor *tg__autograd_kernel_hardswish_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("hardswish", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("hardswish", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_hardswish_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -1514,62 +1136,46 @@ tg_tensor *tg__autograd_kernel_hardswish_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* hardswish(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_hardswish = { "hardswish", "hardswish", &HardswishBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "hardswish", "hardswish", &HardswishBackward0_entry, false };
     tg__frame_HardswishBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardswish, &tg_x) == 0) {
-        tg_r = tg_hardswish(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardswish(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* hardswish_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_hardswish_ = { "hardswish_", "hardswish_", &HardswishBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "hardswish_", "hardswish_", &HardswishBackward0_entry, true };
     tg__frame_HardswishBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardswish_, &tg_x) == 0) {
-        tg_r = tg_hardswish_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardswish_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_hardswish_backward = { "hardswish_backward", "hardswish_backward", &HardswishBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "hardswish_backward", "hardswish_backward", &HardswishBackwardBackward0_entry, false };
     tg__frame_HardswishBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_hardswish_backward, &tg_x) == 0) {
-        tg_r = tg_hardswish_backward(grad_output, self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardswish_backward(grad_output, self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
-static const tg_ag_op tg__ag_embedding_dense_backward = { "embedding_dense_backward", "embedding_dense_backward", &EmbeddingDenseBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
 {
+    static const tg_ag_op tg_op = { "embedding_dense_backward", "embedding_dense_backward", &EmbeddingDenseBackwardBackward0_entry, false };
     tg__frame_EmbeddingDenseBackwardBackward0 tg_x = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_embedding_dense_backward, &tg_x) == 0) {
-        tg_r = tg_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1577,8 +1183,7 @@ tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, 
 tg_tensor *tg__autograd_kernel_gelu_out(tg_tensor *self, const char *approximate, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("gelu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("gelu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_gelu_out_fn(self, out, (tg_gelu_out_opts){ .approximate = approximate });
     tg__autograd_below_end(tg_prev);
@@ -1586,32 +1191,24 @@ tg_tensor *tg__autograd_kernel_gelu_out(tg_tensor *self, const char *approximate
 }
 
 /* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
-static const tg_ag_op tg__ag_gelu_ = { "gelu_", "gelu_", &GeluBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
 {
+    static const tg_ag_op tg_op = { "gelu_", "gelu_", &GeluBackward0_entry, true };
     tg__frame_GeluBackward0 tg_x = { .self = self, .approximate = approximate };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_gelu_, &tg_x) == 0) {
-        tg_r = tg_gelu__fn(self, (tg_gelu__opts){ .approximate = approximate });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gelu__fn(self, (tg_gelu__opts){ .approximate = approximate });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* gelu(Tensor self, *, str approximate='none') -> Tensor */
-static const tg_ag_op tg__ag_gelu = { "gelu", "gelu", &GeluBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
 {
+    static const tg_ag_op tg_op = { "gelu", "gelu", &GeluBackward0_entry, false };
     tg__frame_GeluBackward0 tg_x = { .self = self, .approximate = approximate };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_gelu, &tg_x) == 0) {
-        tg_r = tg_gelu_fn(self, (tg_gelu_opts){ .approximate = approximate });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gelu_fn(self, (tg_gelu_opts){ .approximate = approximate });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1619,8 +1216,7 @@ tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
 tg_tensor *tg__autograd_kernel_gelu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, const char *approximate, tg_tensor *grad_input)
 {
     tg_tensor *const tg_in[] = { grad_output, self, grad_input };
-    if (tg_autograd_check_out("gelu_backward", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("gelu_backward", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_gelu_backward_grad_input_fn(grad_output, self, grad_input, (tg_gelu_backward_grad_input_opts){ .approximate = approximate });
     tg__autograd_below_end(tg_prev);
@@ -1628,17 +1224,13 @@ tg_tensor *tg__autograd_kernel_gelu_backward_grad_input(tg_tensor *grad_output, 
 }
 
 /* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
-static const tg_ag_op tg__ag_gelu_backward = { "gelu_backward", "gelu_backward", &GeluBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
 {
+    static const tg_ag_op tg_op = { "gelu_backward", "gelu_backward", &GeluBackwardBackward0_entry, false };
     tg__frame_GeluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .approximate = approximate };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_gelu_backward, &tg_x) == 0) {
-        tg_r = tg_gelu_backward_fn(grad_output, self, (tg_gelu_backward_opts){ .approximate = approximate });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gelu_backward_fn(grad_output, self, (tg_gelu_backward_opts){ .approximate = approximate });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1646,8 +1238,7 @@ tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *
 tg_tensor *tg__autograd_kernel_silu_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("silu", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("silu", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_silu_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -1655,32 +1246,24 @@ tg_tensor *tg__autograd_kernel_silu_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* silu(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_silu = { "silu", "silu", &SiluBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "silu", "silu", &SiluBackward0_entry, false };
     tg__frame_SiluBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_silu, &tg_x) == 0) {
-        tg_r = tg_silu(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_silu(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* silu_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_silu_ = { "silu_", "silu_", &SiluBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "silu_", "silu_", &SiluBackward0_entry, true };
     tg__frame_SiluBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_silu_, &tg_x) == 0) {
-        tg_r = tg_silu_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_silu_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1688,8 +1271,7 @@ tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_silu_backward_grad_input(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input)
 {
     tg_tensor *const tg_in[] = { grad_output, self, grad_input };
-    if (tg_autograd_check_out("silu_backward", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("silu_backward", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_silu_backward_grad_input(grad_output, self, grad_input);
     tg__autograd_below_end(tg_prev);
@@ -1697,17 +1279,13 @@ tg_tensor *tg__autograd_kernel_silu_backward_grad_input(tg_tensor *grad_output, 
 }
 
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_silu_backward = { "silu_backward", "silu_backward", &SiluBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "silu_backward", "silu_backward", &SiluBackwardBackward0_entry, false };
     tg__frame_SiluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_silu_backward, &tg_x) == 0) {
-        tg_r = tg_silu_backward(grad_output, self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_silu_backward(grad_output, self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1715,8 +1293,7 @@ tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *
 tg_tensor *tg__autograd_kernel_tril_out(tg_tensor *self, int64_t diagonal, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("tril", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("tril", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_tril_out_fn(self, out, (tg_tril_out_opts){ .diagonal = diagonal });
     tg__autograd_below_end(tg_prev);
@@ -1724,98 +1301,70 @@ tg_tensor *tg__autograd_kernel_tril_out(tg_tensor *self, int64_t diagonal, tg_te
 }
 
 /* tril(Tensor self, int diagonal=0) -> Tensor */
-static const tg_ag_op tg__ag_tril = { "tril", "tril", &TrilBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
 {
+    static const tg_ag_op tg_op = { "tril", "tril", &TrilBackward0_entry, false };
     tg__frame_TrilBackward0 tg_x = { .self = self, .diagonal = diagonal };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_tril, &tg_x) == 0) {
-        tg_r = tg_tril_fn(self, (tg_tril_opts){ .diagonal = diagonal });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tril_fn(self, (tg_tril_opts){ .diagonal = diagonal });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
-static const tg_ag_op tg__ag_tril_ = { "tril_", "tril_", &TrilBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
 {
+    static const tg_ag_op tg_op = { "tril_", "tril_", &TrilBackward0_entry, true };
     tg__frame_TrilBackward0 tg_x = { .self = self, .diagonal = diagonal };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_tril_, &tg_x) == 0) {
-        tg_r = tg_tril__fn(self, (tg_tril__opts){ .diagonal = diagonal });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tril__fn(self, (tg_tril__opts){ .diagonal = diagonal });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* flip(Tensor self, int[] dims) -> Tensor */
-static const tg_ag_op tg__ag_flip = { "flip", "flip", &FlipBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
 {
+    static const tg_ag_op tg_op = { "flip", "flip", &FlipBackward0_entry, false };
     tg__frame_FlipBackward0 tg_x = { .self = self, .dims = dims };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_flip, &tg_x) == 0) {
-        tg_r = tg_flip(self, dims);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_flip(self, dims);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
-static const tg_ag_op tg__ag_roll = { "roll", "roll", &RollBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
 {
+    static const tg_ag_op tg_op = { "roll", "roll", &RollBackward0_entry, false };
     tg__frame_RollBackward0 tg_x = { .self = self, .shifts = shifts, .dims = dims };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_roll, &tg_x) == 0) {
-        tg_r = tg_roll_fn(self, shifts, (tg_roll_opts){ .dims = dims });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_roll_fn(self, shifts, (tg_roll_opts){ .dims = dims });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of nonzero (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of nonzero (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_nonzero {
     tg_tensor *self;
     tg_tensor *self_t;
 } tg__frame_tg__ni_nonzero;
 
-static const tg_ag_input tg__ni_nonzero_inputs[] = {
-    { offsetof(tg__frame_tg__ni_nonzero, self), offsetof(tg__frame_tg__ni_nonzero, self_t), 0, false },
-};
-static const tg_ag_output tg__ni_nonzero_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input tg__ni_nonzero_inputs[] = { { offsetof(tg__frame_tg__ni_nonzero, self), offsetof(tg__frame_tg__ni_nonzero, self_t), 0, false } };
+static const tg_ag_output tg__ni_nonzero_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_nonzero_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_nonzero_inputs, .ninputs = 1,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_nonzero_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* nonzero(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_nonzero = { "nonzero", "nonzero", &tg__ni_nonzero_entry, false };
-
 tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "nonzero", "nonzero", &tg__ni_nonzero_entry, false };
     tg__frame_tg__ni_nonzero tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_nonzero, &tg_x) == 0) {
-        tg_r = tg_nonzero(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_nonzero(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1823,8 +1372,7 @@ tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_nonzero_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("nonzero", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("nonzero", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_nonzero_out(self, out);
     tg__autograd_below_end(tg_prev);

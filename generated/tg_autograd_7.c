@@ -92,15 +92,8 @@ typedef struct tg__node_MinimumBackward0 {
 static tg_tensor *MinimumBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MinimumBackward0 *n = (tg__node_MinimumBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_other = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    tg_tensor *t3 = NULL, *t4 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_gt(s_self, s_other))) goto done;
@@ -112,16 +105,10 @@ static tg_tensor *MinimumBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
     if (!(t4 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t3))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_self);
-    tg_release(s_other);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_self); tg_release(s_other); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
@@ -129,15 +116,8 @@ done:
 static tg_tensor *MinimumBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MinimumBackward0 *n = (tg__node_MinimumBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *s_other = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *s_other = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
+    tg_tensor *t3 = NULL, *t4 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(s_other = tg_autograd_unpack(&n->other, &n->base))) goto done;
     if (!(t0 = tg_lt(s_self, s_other))) goto done;
@@ -149,16 +129,10 @@ static tg_tensor *MinimumBackward0_other(tg_node *tg_nd, tg_tensor *const *grads
     if (!(t4 = tg_where_scalar_self(t0, (double)(INT64_C(0)), t3))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(s_self);
-    tg_release(s_other);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(s_self); tg_release(s_other); tg_release(t0); tg_release(t1); tg_release(t2);
+    tg_release(t3); tg_release(t4);
     return tg_r;
 }
 
@@ -166,16 +140,8 @@ static const tg_ag_formula MinimumBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MinimumBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MinimumBackward0_other },
 };
-static void MinimumBackward0_release_saved(tg_node *node)
-{
-    tg__node_MinimumBackward0 *n = (tg__node_MinimumBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->other);
-}
 
-static const tg_ag_node_type MinimumBackward0_type = { { "MinimumBackward0", tg__autograd_apply, MinimumBackward0_release_saved }, MinimumBackward0_formulas, 2 };
-
-/* The frame of MinimumBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MinimumBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MinimumBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -188,13 +154,7 @@ typedef struct tg__frame_MinimumBackward0 {
 static tg_tensor *MinimumBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MinimumBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(t0 = tg_eq(n->self, n->other))) goto done;
     if (!(t1 = tg_lt(n->self, n->other))) goto done;
     if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
@@ -204,29 +164,17 @@ static tg_tensor *MinimumBackward0_jvp0_0(void *tg_frame)
     TG__GEN_DROP(t2);
     if (!(t4 = tg_mul(n->self_t, t3))) goto done;
     TG__GEN_DROP(t3);
-    tg_r = t4;
-    t4 = NULL;
+    tg_r = tg__gen_take(&t4);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
 /* result: self_t * where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type())) + other_t * (1 - where(self_p == other_p, 0.5, (self_p < other_p).to(result.scalar_type()))) (term 1) */
 static tg_tensor *MinimumBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_MinimumBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensor *t6 = NULL;
-    (void)n;
     if (!(t0 = tg_eq(n->self, n->other))) goto done;
     if (!(t1 = tg_lt(n->self, n->other))) goto done;
     if (!(t2 = tg_to_fn(t1, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
@@ -240,15 +188,9 @@ static tg_tensor *MinimumBackward0_jvp0_1(void *tg_frame)
     TG__GEN_DROP(t4);
     if (!(t6 = tg_mul(n->other_t, t5))) goto done;
     TG__GEN_DROP(t5);
-    tg_r = t6;
-    t6 = NULL;
+    tg_r = tg__gen_take(&t6);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4); tg_release(t5);
     tg_release(t6);
     return tg_r;
 }
@@ -256,10 +198,7 @@ static const tg_ag_input MinimumBackward0_inputs[] = {
     { offsetof(tg__frame_MinimumBackward0, self), offsetof(tg__frame_MinimumBackward0, self_t), 0, false },
     { offsetof(tg__frame_MinimumBackward0, other), offsetof(tg__frame_MinimumBackward0, other_t), 1, false },
 };
-static const uint8_t MinimumBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t MinimumBackward0_edges[] = { 0, 1 };
 static const tg_ag_save MinimumBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MinimumBackward0, self), offsetof(tg__node_MinimumBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MinimumBackward0, other), offsetof(tg__node_MinimumBackward0, other), 0, NULL },
@@ -268,16 +207,15 @@ static const tg_fw_term MinimumBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), MinimumBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), MinimumBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output MinimumBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MinimumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output MinimumBackward0_outputs[] = { { 0, offsetof(tg__frame_MinimumBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MinimumBackward0_type = { { "MinimumBackward0", tg__autograd_apply, tg__autograd_release_saved }, MinimumBackward0_formulas, 2, MinimumBackward0_saves, 2 };
 static const tg_ag_entry MinimumBackward0_entry = {
-    .vt = &MinimumBackward0_type.vt, .node_size = sizeof(tg__node_MinimumBackward0), .why = NULL,
+    .vt = &MinimumBackward0_type.vt, .node_size = sizeof(tg__node_MinimumBackward0),
     .inputs = MinimumBackward0_inputs, .ninputs = 2,
     .edges = MinimumBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = MinimumBackward0_saves, .nsaves = 2,
     .outputs = MinimumBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MinimumBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = MinimumBackward0_terms, .nterms = 2,
 };
 
 /* SqrtBackward0: sqrt(Tensor self) -> Tensor */
@@ -290,36 +228,20 @@ typedef struct tg__node_SqrtBackward0 {
 static tg_tensor *SqrtBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SqrtBackward0 *n = (tg__node_SqrtBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(s_result, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_div(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_result); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
-static const tg_ag_formula SqrtBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SqrtBackward0_self },
-};
-static void SqrtBackward0_release_saved(tg_node *node)
-{
-    tg__node_SqrtBackward0 *n = (tg__node_SqrtBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula SqrtBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SqrtBackward0_self } };
 
-static const tg_ag_node_type SqrtBackward0_type = { { "SqrtBackward0", tg__autograd_apply, SqrtBackward0_release_saved }, SqrtBackward0_formulas, 1 };
-
-/* The frame of SqrtBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SqrtBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SqrtBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -330,42 +252,28 @@ typedef struct tg__frame_SqrtBackward0 {
 static tg_tensor *SqrtBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SqrtBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_mul_scalar(n->result, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_div(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
-static const tg_ag_input SqrtBackward0_inputs[] = {
-    { offsetof(tg__frame_SqrtBackward0, self), offsetof(tg__frame_SqrtBackward0, self_t), 0, false },
-};
-static const uint8_t SqrtBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SqrtBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_SqrtBackward0, result), 0, NULL },
-};
-static const tg_fw_term SqrtBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SqrtBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SqrtBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SqrtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input SqrtBackward0_inputs[] = { { offsetof(tg__frame_SqrtBackward0, self), offsetof(tg__frame_SqrtBackward0, self_t), 0, false } };
+static const uint8_t SqrtBackward0_edges[] = { 0 };
+static const tg_ag_save SqrtBackward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_SqrtBackward0, result), 0, NULL } };
+static const tg_fw_term SqrtBackward0_terms[] = { { 0, false, UINT64_C(0x1), SqrtBackward0_jvp0_0, NULL } };
+static const tg_ag_output SqrtBackward0_outputs[] = { { 0, offsetof(tg__frame_SqrtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SqrtBackward0_type = { { "SqrtBackward0", tg__autograd_apply, tg__autograd_release_saved }, SqrtBackward0_formulas, 1, SqrtBackward0_saves, 1 };
 static const tg_ag_entry SqrtBackward0_entry = {
-    .vt = &SqrtBackward0_type.vt, .node_size = sizeof(tg__node_SqrtBackward0), .why = NULL,
+    .vt = &SqrtBackward0_type.vt, .node_size = sizeof(tg__node_SqrtBackward0),
     .inputs = SqrtBackward0_inputs, .ninputs = 1,
     .edges = SqrtBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SqrtBackward0_saves, .nsaves = 1,
     .outputs = SqrtBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SqrtBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SqrtBackward0_terms, .nterms = 1,
 };
 
 /* RsqrtBackward0: rsqrt(Tensor self) -> Tensor */
@@ -378,40 +286,22 @@ typedef struct tg__node_RsqrtBackward0 {
 static tg_tensor *RsqrtBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_RsqrtBackward0 *n = (tg__node_RsqrtBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(s_result = tg_autograd_unpack(&n->result, &n->base))) goto done;
     if (!(t0 = tg_mul_scalar(grads[0], (-0.5)))) goto done;
     if (!(t1 = tg_pow_scalar(s_result, (double)(INT64_C(3))))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(s_result);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(s_result); tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 
-static const tg_ag_formula RsqrtBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RsqrtBackward0_self },
-};
-static void RsqrtBackward0_release_saved(tg_node *node)
-{
-    tg__node_RsqrtBackward0 *n = (tg__node_RsqrtBackward0 *)node;
-    tg_autograd_saved_release(&n->result);
-}
+static const tg_ag_formula RsqrtBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = RsqrtBackward0_self } };
 
-static const tg_ag_node_type RsqrtBackward0_type = { { "RsqrtBackward0", tg__autograd_apply, RsqrtBackward0_release_saved }, RsqrtBackward0_formulas, 1 };
-
-/* The frame of RsqrtBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of RsqrtBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_RsqrtBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -422,46 +312,30 @@ typedef struct tg__frame_RsqrtBackward0 {
 static tg_tensor *RsqrtBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_RsqrtBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_mul_scalar(n->self_t, (-0.5)))) goto done;
     if (!(t1 = tg_pow_scalar(n->result, (double)(INT64_C(3))))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
-static const tg_ag_input RsqrtBackward0_inputs[] = {
-    { offsetof(tg__frame_RsqrtBackward0, self), offsetof(tg__frame_RsqrtBackward0, self_t), 0, false },
-};
-static const uint8_t RsqrtBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save RsqrtBackward0_saves[] = {
-    { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_RsqrtBackward0, result), 0, NULL },
-};
-static const tg_fw_term RsqrtBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), RsqrtBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output RsqrtBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_RsqrtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input RsqrtBackward0_inputs[] = { { offsetof(tg__frame_RsqrtBackward0, self), offsetof(tg__frame_RsqrtBackward0, self_t), 0, false } };
+static const uint8_t RsqrtBackward0_edges[] = { 0 };
+static const tg_ag_save RsqrtBackward0_saves[] = { { TG_AG_SAVE_TENSOR, true, 0, offsetof(tg__node_RsqrtBackward0, result), 0, NULL } };
+static const tg_fw_term RsqrtBackward0_terms[] = { { 0, false, UINT64_C(0x1), RsqrtBackward0_jvp0_0, NULL } };
+static const tg_ag_output RsqrtBackward0_outputs[] = { { 0, offsetof(tg__frame_RsqrtBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type RsqrtBackward0_type = { { "RsqrtBackward0", tg__autograd_apply, tg__autograd_release_saved }, RsqrtBackward0_formulas, 1, RsqrtBackward0_saves, 1 };
 static const tg_ag_entry RsqrtBackward0_entry = {
-    .vt = &RsqrtBackward0_type.vt, .node_size = sizeof(tg__node_RsqrtBackward0), .why = NULL,
+    .vt = &RsqrtBackward0_type.vt, .node_size = sizeof(tg__node_RsqrtBackward0),
     .inputs = RsqrtBackward0_inputs, .ninputs = 1,
     .edges = RsqrtBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = RsqrtBackward0_saves, .nsaves = 1,
     .outputs = RsqrtBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = RsqrtBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = RsqrtBackward0_terms, .nterms = 1,
 };
 
 /* MinBackward0: min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
@@ -477,32 +351,18 @@ typedef struct tg__node_MinBackward0 {
 static tg_tensor *MinBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MinBackward0 *n = (tg__node_MinBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_result1 = NULL, *t0 = NULL;
     if (!(s_result1 = tg_autograd_unpack(&n->result1, &n->base))) goto done;
     if (!(t0 = tg_value_selecting_reduction_backward(grads[0], n->dim, s_result1, tg__saved_sizes_list(&n->self_sizes), n->keepdim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_result1);
-    tg_release(t0);
+    tg_release(s_result1); tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula MinBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MinBackward0_self },
-};
-static void MinBackward0_release_saved(tg_node *node)
-{
-    tg__node_MinBackward0 *n = (tg__node_MinBackward0 *)node;
-    tg_autograd_saved_release(&n->result1);
-}
+static const tg_ag_formula MinBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MinBackward0_self } };
 
-static const tg_ag_node_type MinBackward0_type = { { "MinBackward0", tg__autograd_apply, MinBackward0_release_saved }, MinBackward0_formulas, 1 };
-
-/* The frame of MinBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MinBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MinBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -516,62 +376,44 @@ typedef struct tg__frame_MinBackward0 {
 static tg_tensor *MinBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MinBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (n->keepdim) {
         if (!(t1 = tg_gather_fn(n->self_t, n->dim, n->result1, (tg_gather_opts){ .sparse_grad = false }))) goto done;
-        t0 = t1;
-        t1 = NULL;
+        t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_unsqueeze(n->result1, n->dim))) goto done;
         if (!(t3 = tg_gather_fn(n->self_t, n->dim, t2, (tg_gather_opts){ .sparse_grad = false }))) goto done;
         TG__GEN_DROP(t2);
         if (!(t4 = tg_squeeze_dim(t3, n->dim))) goto done;
         TG__GEN_DROP(t3);
-        t0 = t4;
-        t4 = NULL;
+        t0 = tg__gen_take(&t4);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
+    tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3); tg_release(t4);
     return tg_r;
 }
-static const tg_ag_input MinBackward0_inputs[] = {
-    { offsetof(tg__frame_MinBackward0, self), offsetof(tg__frame_MinBackward0, self_t), 0, false },
-};
-static const uint8_t MinBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input MinBackward0_inputs[] = { { offsetof(tg__frame_MinBackward0, self), offsetof(tg__frame_MinBackward0, self_t), 0, false } };
+static const uint8_t MinBackward0_edges[] = { 0 };
 static const tg_ag_save MinBackward0_saves[] = {
     { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_MinBackward0, self), offsetof(tg__node_MinBackward0, self_sizes), 0, NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_MinBackward0, dim), offsetof(tg__node_MinBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_MinBackward0, keepdim), offsetof(tg__node_MinBackward0, keepdim), sizeof(bool), NULL },
     { TG_AG_SAVE_TENSOR, true, 1, offsetof(tg__node_MinBackward0, result1), 0, NULL },
 };
-static const tg_fw_term MinBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MinBackward0_jvp0_0, NULL },
-};
+static const tg_fw_term MinBackward0_terms[] = { { 0, false, UINT64_C(0x1), MinBackward0_jvp0_0, NULL } };
 static const tg_ag_output MinBackward0_outputs[] = {
     { offsetof(tg_values_indices, values), offsetof(tg__frame_MinBackward0, result0), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
     { offsetof(tg_values_indices, indices), offsetof(tg__frame_MinBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type MinBackward0_type = { { "MinBackward0", tg__autograd_apply, tg__autograd_release_saved }, MinBackward0_formulas, 1, MinBackward0_saves, 4 };
 static const tg_ag_entry MinBackward0_entry = {
-    .vt = &MinBackward0_type.vt, .node_size = sizeof(tg__node_MinBackward0), .why = NULL,
+    .vt = &MinBackward0_type.vt, .node_size = sizeof(tg__node_MinBackward0),
     .inputs = MinBackward0_inputs, .ninputs = 1,
     .edges = MinBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = MinBackward0_saves, .nsaves = 4,
     .outputs = MinBackward0_outputs, .noutputs = 2, .result_size = sizeof(tg_values_indices),
-    .terms = MinBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MinBackward0_terms, .nterms = 1,
 };
 
 /* MmBackward0: mm(Tensor self, Tensor mat2) -> Tensor */
@@ -585,21 +427,14 @@ typedef struct tg__node_MmBackward0 {
 static tg_tensor *MmBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MmBackward0 *n = (tg__node_MmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mat2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mat2 = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_mat2 = tg_autograd_unpack(&n->mat2, &n->base))) goto done;
     if (!(t0 = tg_t(s_mat2))) goto done;
     if (!(t1 = tg_mm(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_mat2);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_mat2); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -607,21 +442,14 @@ done:
 static tg_tensor *MmBackward0_mat2(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MmBackward0 *n = (tg__node_MmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_t(s_self))) goto done;
     if (!(t1 = tg_mm(t0, grads[0]))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -629,16 +457,8 @@ static const tg_ag_formula MmBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MmBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MmBackward0_mat2 },
 };
-static void MmBackward0_release_saved(tg_node *node)
-{
-    tg__node_MmBackward0 *n = (tg__node_MmBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->mat2);
-}
 
-static const tg_ag_node_type MmBackward0_type = { { "MmBackward0", tg__autograd_apply, MmBackward0_release_saved }, MmBackward0_formulas, 2 };
-
-/* The frame of MmBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MmBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MmBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -651,12 +471,9 @@ typedef struct tg__frame_MmBackward0 {
 static tg_tensor *MmBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mm(n->self_t, n->mat2))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -665,12 +482,9 @@ done:
 static tg_tensor *MmBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_MmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_mm(n->self, n->mat2_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -679,10 +493,7 @@ static const tg_ag_input MmBackward0_inputs[] = {
     { offsetof(tg__frame_MmBackward0, self), offsetof(tg__frame_MmBackward0, self_t), 0, false },
     { offsetof(tg__frame_MmBackward0, mat2), offsetof(tg__frame_MmBackward0, mat2_t), 1, false },
 };
-static const uint8_t MmBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t MmBackward0_edges[] = { 0, 1 };
 static const tg_ag_save MmBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MmBackward0, self), offsetof(tg__node_MmBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MmBackward0, mat2), offsetof(tg__node_MmBackward0, mat2), 0, NULL },
@@ -691,16 +502,15 @@ static const tg_fw_term MmBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), MmBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), MmBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output MmBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output MmBackward0_outputs[] = { { 0, offsetof(tg__frame_MmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MmBackward0_type = { { "MmBackward0", tg__autograd_apply, tg__autograd_release_saved }, MmBackward0_formulas, 2, MmBackward0_saves, 2 };
 static const tg_ag_entry MmBackward0_entry = {
-    .vt = &MmBackward0_type.vt, .node_size = sizeof(tg__node_MmBackward0), .why = NULL,
+    .vt = &MmBackward0_type.vt, .node_size = sizeof(tg__node_MmBackward0),
     .inputs = MmBackward0_inputs, .ninputs = 2,
     .edges = MmBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = MmBackward0_saves, .nsaves = 2,
     .outputs = MmBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MmBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = MmBackward0_terms, .nterms = 2,
 };
 
 /* BmmBackward0: bmm(Tensor self, Tensor mat2) -> Tensor */
@@ -714,21 +524,14 @@ typedef struct tg__node_BmmBackward0 {
 static tg_tensor *BmmBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_BmmBackward0 *n = (tg__node_BmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_mat2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_mat2 = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_mat2 = tg_autograd_unpack(&n->mat2, &n->base))) goto done;
     if (!(t0 = tg_transpose(s_mat2, INT64_C(1), INT64_C(2)))) goto done;
     if (!(t1 = tg_bmm(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_mat2);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_mat2); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -736,21 +539,14 @@ done:
 static tg_tensor *BmmBackward0_mat2(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_BmmBackward0 *n = (tg__node_BmmBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_transpose(s_self, INT64_C(1), INT64_C(2)))) goto done;
     if (!(t1 = tg_bmm(t0, grads[0]))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(s_self);
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(s_self); tg_release(t0); tg_release(t1);
     return tg_r;
 }
 
@@ -758,16 +554,8 @@ static const tg_ag_formula BmmBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = BmmBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = BmmBackward0_mat2 },
 };
-static void BmmBackward0_release_saved(tg_node *node)
-{
-    tg__node_BmmBackward0 *n = (tg__node_BmmBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->mat2);
-}
 
-static const tg_ag_node_type BmmBackward0_type = { { "BmmBackward0", tg__autograd_apply, BmmBackward0_release_saved }, BmmBackward0_formulas, 2 };
-
-/* The frame of BmmBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of BmmBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_BmmBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -780,12 +568,9 @@ typedef struct tg__frame_BmmBackward0 {
 static tg_tensor *BmmBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_BmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_bmm(n->self_t, n->mat2))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -794,12 +579,9 @@ done:
 static tg_tensor *BmmBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_BmmBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_bmm(n->self, n->mat2_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -808,10 +590,7 @@ static const tg_ag_input BmmBackward0_inputs[] = {
     { offsetof(tg__frame_BmmBackward0, self), offsetof(tg__frame_BmmBackward0, self_t), 0, false },
     { offsetof(tg__frame_BmmBackward0, mat2), offsetof(tg__frame_BmmBackward0, mat2_t), 1, false },
 };
-static const uint8_t BmmBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t BmmBackward0_edges[] = { 0, 1 };
 static const tg_ag_save BmmBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_BmmBackward0, self), offsetof(tg__node_BmmBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_BmmBackward0, mat2), offsetof(tg__node_BmmBackward0, mat2), 0, NULL },
@@ -820,16 +599,15 @@ static const tg_fw_term BmmBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), BmmBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x2), BmmBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output BmmBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_BmmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output BmmBackward0_outputs[] = { { 0, offsetof(tg__frame_BmmBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type BmmBackward0_type = { { "BmmBackward0", tg__autograd_apply, tg__autograd_release_saved }, BmmBackward0_formulas, 2, BmmBackward0_saves, 2 };
 static const tg_ag_entry BmmBackward0_entry = {
-    .vt = &BmmBackward0_type.vt, .node_size = sizeof(tg__node_BmmBackward0), .why = NULL,
+    .vt = &BmmBackward0_type.vt, .node_size = sizeof(tg__node_BmmBackward0),
     .inputs = BmmBackward0_inputs, .ninputs = 2,
     .edges = BmmBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = BmmBackward0_saves, .nsaves = 2,
     .outputs = BmmBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = BmmBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = BmmBackward0_terms, .nterms = 2,
 };
 
 /* SqueezeBackward0: squeeze(Tensor(a) self) -> Tensor(a) */
@@ -842,23 +620,17 @@ typedef struct tg__node_SqueezeBackward0 {
 static tg_tensor *SqueezeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SqueezeBackward0 *n = (tg__node_SqueezeBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_reshape(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SqueezeBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SqueezeBackward0_self },
-};
-static const tg_ag_node_type SqueezeBackward0_type = { { "SqueezeBackward0", tg__autograd_apply, NULL }, SqueezeBackward0_formulas, 1 };
+static const tg_ag_formula SqueezeBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SqueezeBackward0_self } };
 
-/* The frame of SqueezeBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SqueezeBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SqueezeBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -869,38 +641,26 @@ typedef struct tg__frame_SqueezeBackward0 {
 static tg_tensor *SqueezeBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SqueezeBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_squeeze(n->self_t))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SqueezeBackward0_inputs[] = {
-    { offsetof(tg__frame_SqueezeBackward0, self), offsetof(tg__frame_SqueezeBackward0, self_t), 0, false },
-};
-static const uint8_t SqueezeBackward0_edges[] = {
-    0,
-};
-static const tg_ag_save SqueezeBackward0_saves[] = {
-    { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SqueezeBackward0, self), offsetof(tg__node_SqueezeBackward0, self_sizes), 0, NULL },
-};
-static const tg_fw_term SqueezeBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SqueezeBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SqueezeBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SqueezeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input SqueezeBackward0_inputs[] = { { offsetof(tg__frame_SqueezeBackward0, self), offsetof(tg__frame_SqueezeBackward0, self_t), 0, false } };
+static const uint8_t SqueezeBackward0_edges[] = { 0 };
+static const tg_ag_save SqueezeBackward0_saves[] = { { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SqueezeBackward0, self), offsetof(tg__node_SqueezeBackward0, self_sizes), 0, NULL } };
+static const tg_fw_term SqueezeBackward0_terms[] = { { 0, false, UINT64_C(0x1), SqueezeBackward0_jvp0_0, NULL } };
+static const tg_ag_output SqueezeBackward0_outputs[] = { { 0, offsetof(tg__frame_SqueezeBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SqueezeBackward0_type = { { "SqueezeBackward0", tg__autograd_apply, NULL }, SqueezeBackward0_formulas, 1, SqueezeBackward0_saves, 1 };
 static const tg_ag_entry SqueezeBackward0_entry = {
-    .vt = &SqueezeBackward0_type.vt, .node_size = sizeof(tg__node_SqueezeBackward0), .why = NULL,
+    .vt = &SqueezeBackward0_type.vt, .node_size = sizeof(tg__node_SqueezeBackward0),
     .inputs = SqueezeBackward0_inputs, .ninputs = 1,
     .edges = SqueezeBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SqueezeBackward0_saves, .nsaves = 1,
     .outputs = SqueezeBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SqueezeBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SqueezeBackward0_terms, .nterms = 1,
 };
 
 /* SqueezeBackward1: squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
@@ -913,23 +673,17 @@ typedef struct tg__node_SqueezeBackward1 {
 static tg_tensor *SqueezeBackward1_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SqueezeBackward1 *n = (tg__node_SqueezeBackward1 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_reshape(grads[0], tg__saved_sizes_list(&n->self_sizes)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SqueezeBackward1_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SqueezeBackward1_self },
-};
-static const tg_ag_node_type SqueezeBackward1_type = { { "SqueezeBackward1", tg__autograd_apply, NULL }, SqueezeBackward1_formulas, 1 };
+static const tg_ag_formula SqueezeBackward1_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SqueezeBackward1_self } };
 
-/* The frame of SqueezeBackward1's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SqueezeBackward1's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SqueezeBackward1 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -941,38 +695,26 @@ typedef struct tg__frame_SqueezeBackward1 {
 static tg_tensor *SqueezeBackward1_jvp0_0(void *tg_frame)
 {
     tg__frame_SqueezeBackward1 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_squeeze_dim(n->self_t, n->dim))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SqueezeBackward1_inputs[] = {
-    { offsetof(tg__frame_SqueezeBackward1, self), offsetof(tg__frame_SqueezeBackward1, self_t), 0, false },
-};
-static const uint8_t SqueezeBackward1_edges[] = {
-    0,
-};
-static const tg_ag_save SqueezeBackward1_saves[] = {
-    { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SqueezeBackward1, self), offsetof(tg__node_SqueezeBackward1, self_sizes), 0, NULL },
-};
-static const tg_fw_term SqueezeBackward1_terms[] = {
-    { 0, false, UINT64_C(0x1), SqueezeBackward1_jvp0_0, NULL },
-};
-static const tg_ag_output SqueezeBackward1_outputs[] = {
-    { 0, offsetof(tg__frame_SqueezeBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input SqueezeBackward1_inputs[] = { { offsetof(tg__frame_SqueezeBackward1, self), offsetof(tg__frame_SqueezeBackward1, self_t), 0, false } };
+static const uint8_t SqueezeBackward1_edges[] = { 0 };
+static const tg_ag_save SqueezeBackward1_saves[] = { { TG_AG_SAVE_SIZES, false, offsetof(tg__frame_SqueezeBackward1, self), offsetof(tg__node_SqueezeBackward1, self_sizes), 0, NULL } };
+static const tg_fw_term SqueezeBackward1_terms[] = { { 0, false, UINT64_C(0x1), SqueezeBackward1_jvp0_0, NULL } };
+static const tg_ag_output SqueezeBackward1_outputs[] = { { 0, offsetof(tg__frame_SqueezeBackward1, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SqueezeBackward1_type = { { "SqueezeBackward1", tg__autograd_apply, NULL }, SqueezeBackward1_formulas, 1, SqueezeBackward1_saves, 1 };
 static const tg_ag_entry SqueezeBackward1_entry = {
-    .vt = &SqueezeBackward1_type.vt, .node_size = sizeof(tg__node_SqueezeBackward1), .why = NULL,
+    .vt = &SqueezeBackward1_type.vt, .node_size = sizeof(tg__node_SqueezeBackward1),
     .inputs = SqueezeBackward1_inputs, .ninputs = 1,
     .edges = SqueezeBackward1_edges, .nedges = 1, .list_edge = -1,
     .saves = SqueezeBackward1_saves, .nsaves = 1,
     .outputs = SqueezeBackward1_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SqueezeBackward1_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SqueezeBackward1_terms, .nterms = 1,
 };
 
 /* SliceBackwardBackward0: slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
@@ -988,23 +730,17 @@ typedef struct tg__node_SliceBackwardBackward0 {
 static tg_tensor *SliceBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_SliceBackwardBackward0 *n = (tg__node_SliceBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_slice_fn(grads[0], (tg_slice_opts){ .dim = n->dim, .start = n->start, .end = n->end, .step = n->step }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula SliceBackwardBackward0_formulas[] = {
-    { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SliceBackwardBackward0_grad_output },
-};
-static const tg_ag_node_type SliceBackwardBackward0_type = { { "SliceBackwardBackward0", tg__autograd_apply, NULL }, SliceBackwardBackward0_formulas, 1 };
+static const tg_ag_formula SliceBackwardBackward0_formulas[] = { { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = SliceBackwardBackward0_grad_output } };
 
-/* The frame of SliceBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of SliceBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_SliceBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1020,41 +756,31 @@ typedef struct tg__frame_SliceBackwardBackward0 {
 static tg_tensor *SliceBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_SliceBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_slice_backward(n->grad_output_t, n->input_sizes, n->dim, n->start, n->end, n->step))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input SliceBackwardBackward0_inputs[] = {
-    { offsetof(tg__frame_SliceBackwardBackward0, grad_output), offsetof(tg__frame_SliceBackwardBackward0, grad_output_t), 0, false },
-};
-static const uint8_t SliceBackwardBackward0_edges[] = {
-    0,
-};
+static const tg_ag_input SliceBackwardBackward0_inputs[] = { { offsetof(tg__frame_SliceBackwardBackward0, grad_output), offsetof(tg__frame_SliceBackwardBackward0, grad_output_t), 0, false } };
+static const uint8_t SliceBackwardBackward0_edges[] = { 0 };
 static const tg_ag_save SliceBackwardBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackwardBackward0, dim), offsetof(tg__node_SliceBackwardBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackwardBackward0, start), offsetof(tg__node_SliceBackwardBackward0, start), sizeof(tg_opt_int), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackwardBackward0, end), offsetof(tg__node_SliceBackwardBackward0, end), sizeof(tg_opt_int), NULL },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_SliceBackwardBackward0, step), offsetof(tg__node_SliceBackwardBackward0, step), sizeof(int64_t), NULL },
 };
-static const tg_fw_term SliceBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), SliceBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output SliceBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_SliceBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term SliceBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), SliceBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output SliceBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_SliceBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type SliceBackwardBackward0_type = { { "SliceBackwardBackward0", tg__autograd_apply, NULL }, SliceBackwardBackward0_formulas, 1, SliceBackwardBackward0_saves, 4 };
 static const tg_ag_entry SliceBackwardBackward0_entry = {
-    .vt = &SliceBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SliceBackwardBackward0), .why = NULL,
+    .vt = &SliceBackwardBackward0_type.vt, .node_size = sizeof(tg__node_SliceBackwardBackward0),
     .inputs = SliceBackwardBackward0_inputs, .ninputs = 1,
     .edges = SliceBackwardBackward0_edges, .nedges = 1, .list_edge = -1,
     .saves = SliceBackwardBackward0_saves, .nsaves = 4,
     .outputs = SliceBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = SliceBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = SliceBackwardBackward0_terms, .nterms = 1,
 };
 
 /* CatBackward0: cat(Tensor[] tensors, int dim=0) -> Tensor */
@@ -1068,23 +794,17 @@ typedef struct tg__node_CatBackward0 {
 static tg_tensor_list CatBackward0_tensors(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_CatBackward0 *n = (tg__node_CatBackward0 *)tg_nd;
-    tg_tensor_list tg_r = { NULL, 0 };
-    tg_tensor_list t0 = { NULL, 0 };
-    (void)n;
+    tg_tensor_list tg_r = { NULL, 0 }; tg_tensor_list t0 = { NULL, 0 };
     if (!(t0 = tg_split_with_sizes_fn(grads[0], n->tensors_size_0, (tg_split_with_sizes_opts){ .dim = n->dim })).data) goto done;
-    tg_r = t0;
-    t0 = (tg_tensor_list){ NULL, 0 };
+    tg_r = tg__gen_take_list(&t0);
 done:
     tg_tensor_list_release(t0);
     return tg_r;
 }
 
-static const tg_ag_formula CatBackward0_formulas[] = {
-    { TG_AGF_LIST, 0, UINT64_C(0x0), 0, "tensors", .fn.list = CatBackward0_tensors },
-};
-static const tg_ag_node_type CatBackward0_type = { { "CatBackward0", tg__autograd_apply, NULL }, CatBackward0_formulas, 1 };
+static const tg_ag_formula CatBackward0_formulas[] = { { TG_AGF_LIST, 0, UINT64_C(0x0), 0, "tensors", .fn.list = CatBackward0_tensors } };
 
-/* The frame of CatBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of CatBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_CatBackward0 {
     tg_tensor_list tensors;
     tg_tensor_list tensors_t;
@@ -1102,36 +822,28 @@ static int64_t CatBackward0_list_size_0(const void *tg_frame)
 static tg_tensor *CatBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_CatBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_cat_fn(n->tensors_t, (tg_cat_opts){ .dim = n->dim }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
 }
-static const tg_ag_input CatBackward0_inputs[] = {
-    { offsetof(tg__frame_CatBackward0, tensors), offsetof(tg__frame_CatBackward0, tensors_t), 0, true },
-};
+static const tg_ag_input CatBackward0_inputs[] = { { offsetof(tg__frame_CatBackward0, tensors), offsetof(tg__frame_CatBackward0, tensors_t), 0, true } };
 static const tg_ag_save CatBackward0_saves[] = {
     { TG_AG_SAVE_LIST_SIZES, false, offsetof(tg__frame_CatBackward0, tensors), offsetof(tg__node_CatBackward0, tensors_size_0), 0, CatBackward0_list_size_0 },
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_CatBackward0, dim), offsetof(tg__node_CatBackward0, dim), sizeof(int64_t), NULL },
 };
-static const tg_fw_term CatBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), CatBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output CatBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_CatBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term CatBackward0_terms[] = { { 0, false, UINT64_C(0x1), CatBackward0_jvp0_0, NULL } };
+static const tg_ag_output CatBackward0_outputs[] = { { 0, offsetof(tg__frame_CatBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type CatBackward0_type = { { "CatBackward0", tg__autograd_apply, NULL }, CatBackward0_formulas, 1, CatBackward0_saves, 2 };
 static const tg_ag_entry CatBackward0_entry = {
-    .vt = &CatBackward0_type.vt, .node_size = sizeof(tg__node_CatBackward0), .why = NULL,
+    .vt = &CatBackward0_type.vt, .node_size = sizeof(tg__node_CatBackward0),
     .inputs = CatBackward0_inputs, .ninputs = 1,
     .edges = NULL, .nedges = 0, .list_edge = 0,
     .saves = CatBackward0_saves, .nsaves = 2,
     .outputs = CatBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = CatBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = CatBackward0_terms, .nterms = 1,
 };
 
 /* MaxPool2dWithIndicesBackwardBackward0: max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
@@ -1145,17 +857,12 @@ typedef struct tg__node_MaxPool2dWithIndicesBackwardBackward0 {
 static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_grad_output(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaxPool2dWithIndicesBackwardBackward0 *n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_indices = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_indices = NULL, *t0 = NULL;
     if (!(s_indices = tg_autograd_unpack(&n->indices, &n->base))) goto done;
     if (!(t0 = tg_max_pool_double_backward(grads[0], s_indices, INT64_C(2)))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_indices);
-    tg_release(t0);
+    tg_release(s_indices); tg_release(t0);
     return tg_r;
 }
 
@@ -1163,18 +870,13 @@ done:
 static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_MaxPool2dWithIndicesBackwardBackward0 *n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_self = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
     if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(s_self);
-    tg_release(t0);
+    tg_release(s_self); tg_release(t0);
     return tg_r;
 }
 
@@ -1182,16 +884,8 @@ static const tg_ag_formula MaxPool2dWithIndicesBackwardBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = MaxPool2dWithIndicesBackwardBackward0_grad_output },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = MaxPool2dWithIndicesBackwardBackward0_self },
 };
-static void MaxPool2dWithIndicesBackwardBackward0_release_saved(tg_node *node)
-{
-    tg__node_MaxPool2dWithIndicesBackwardBackward0 *n = (tg__node_MaxPool2dWithIndicesBackwardBackward0 *)node;
-    tg_autograd_saved_release(&n->self);
-    tg_autograd_saved_release(&n->indices);
-}
 
-static const tg_ag_node_type MaxPool2dWithIndicesBackwardBackward0_type = { { "MaxPool2dWithIndicesBackwardBackward0", tg__autograd_apply, MaxPool2dWithIndicesBackwardBackward0_release_saved }, MaxPool2dWithIndicesBackwardBackward0_formulas, 2 };
-
-/* The frame of MaxPool2dWithIndicesBackwardBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of MaxPool2dWithIndicesBackwardBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_MaxPool2dWithIndicesBackwardBackward0 {
     tg_tensor *grad_output;
     tg_tensor *grad_output_t;
@@ -1211,12 +905,9 @@ typedef struct tg__frame_MaxPool2dWithIndicesBackwardBackward0 {
 static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_MaxPool2dWithIndicesBackwardBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL;
     if (!(t0 = tg_max_pool2d_with_indices_backward(n->grad_output_t, n->self, n->kernel_size, n->stride, n->padding, n->dilation, n->ceil_mode, n->indices))) goto done;
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
     return tg_r;
@@ -1226,27 +917,21 @@ static const tg_ag_input MaxPool2dWithIndicesBackwardBackward0_inputs[] = {
     { offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, self), offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, self_t), 1, false },
     { offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, indices), offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, indices_t), 7, false },
 };
-static const uint8_t MaxPool2dWithIndicesBackwardBackward0_edges[] = {
-    0,
-    1,
-};
+static const uint8_t MaxPool2dWithIndicesBackwardBackward0_edges[] = { 0, 1 };
 static const tg_ag_save MaxPool2dWithIndicesBackwardBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, self), offsetof(tg__node_MaxPool2dWithIndicesBackwardBackward0, self), 0, NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, indices), offsetof(tg__node_MaxPool2dWithIndicesBackwardBackward0, indices), 0, NULL },
 };
-static const tg_fw_term MaxPool2dWithIndicesBackwardBackward0_terms[] = {
-    { 0, false, UINT64_C(0x1), MaxPool2dWithIndicesBackwardBackward0_jvp0_0, NULL },
-};
-static const tg_ag_output MaxPool2dWithIndicesBackwardBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_fw_term MaxPool2dWithIndicesBackwardBackward0_terms[] = { { 0, false, UINT64_C(0x1), MaxPool2dWithIndicesBackwardBackward0_jvp0_0, NULL } };
+static const tg_ag_output MaxPool2dWithIndicesBackwardBackward0_outputs[] = { { 0, offsetof(tg__frame_MaxPool2dWithIndicesBackwardBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type MaxPool2dWithIndicesBackwardBackward0_type = { { "MaxPool2dWithIndicesBackwardBackward0", tg__autograd_apply, tg__autograd_release_saved }, MaxPool2dWithIndicesBackwardBackward0_formulas, 2, MaxPool2dWithIndicesBackwardBackward0_saves, 2 };
 static const tg_ag_entry MaxPool2dWithIndicesBackwardBackward0_entry = {
-    .vt = &MaxPool2dWithIndicesBackwardBackward0_type.vt, .node_size = sizeof(tg__node_MaxPool2dWithIndicesBackwardBackward0), .why = NULL,
+    .vt = &MaxPool2dWithIndicesBackwardBackward0_type.vt, .node_size = sizeof(tg__node_MaxPool2dWithIndicesBackwardBackward0),
     .inputs = MaxPool2dWithIndicesBackwardBackward0_inputs, .ninputs = 3,
     .edges = MaxPool2dWithIndicesBackwardBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = MaxPool2dWithIndicesBackwardBackward0_saves, .nsaves = 2,
     .outputs = MaxPool2dWithIndicesBackwardBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = MaxPool2dWithIndicesBackwardBackward0_terms, .nterms = 1, .fw_why = NULL,
+    .terms = MaxPool2dWithIndicesBackwardBackward0_terms, .nterms = 1,
 };
 
 /* NativeLayerNormBackward0: native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
@@ -1267,16 +952,9 @@ static int NativeLayerNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
 {
     tg__node_NativeLayerNormBackward0 *n = (tg__node_NativeLayerNormBackward0 *)tg_nd;
     int tg_rc = -1;
-    tg_tensor *s_input = NULL;
-    tg_tensor *s_weight = NULL;
-    tg_tensor *s_bias = NULL;
-    tg_tensor *s_result1 = NULL;
-    tg_tensor *s_result2 = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
+    tg_tensor *s_input = NULL, *s_weight = NULL, *s_bias = NULL, *s_result1 = NULL;
+    tg_tensor *s_result2 = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     tg_tensors3 t3 = { 0 };
-    (void)n;
     if (!(s_input = tg_autograd_unpack(&n->input, &n->base))) goto done;
     if (n->weight_defined && !(s_weight = tg_autograd_unpack(&n->weight, &n->base))) goto done;
     if (n->bias_defined && !(s_bias = tg_autograd_unpack(&n->bias, &n->base))) goto done;
@@ -1285,12 +963,9 @@ static int NativeLayerNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
     if (grads[0] != NULL) {
         t3 = tg_native_layer_norm_backward(grads[0], s_input, n->normalized_shape, s_result1, s_result2, s_weight, s_bias, (tg_bool_list){ (const bool[]){ tg__node_needs_input_grad(&n->base, 0), tg__node_needs_input_grad(&n->base, 1), tg__node_needs_input_grad(&n->base, 2) }, 3 });
         if (!t3.r0 && !t3.r1 && !t3.r2) goto done;
-        t0 = t3.r0;
-        t3.r0 = NULL;
-        t1 = t3.r1;
-        t3.r1 = NULL;
-        t2 = t3.r2;
-        t3.r2 = NULL;
+        t0 = tg__gen_take(&t3.r0);
+        t1 = tg__gen_take(&t3.r1);
+        t2 = tg__gen_take(&t3.r2);
     } else {
     }
     if (tg__node_needs_input_grad(&n->base, 0)) {
@@ -1307,36 +982,15 @@ static int NativeLayerNormBackward0_input_weight_bias(tg_node *tg_nd, tg_tensor 
     }
     tg_rc = 0;
 done:
-    tg_release(s_input);
-    tg_release(s_weight);
-    tg_release(s_bias);
-    tg_release(s_result1);
-    tg_release(s_result2);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3.r0);
-    tg_release(t3.r1);
-    tg_release(t3.r2);
+    tg_release(s_input); tg_release(s_weight); tg_release(s_bias); tg_release(s_result1);
+    tg_release(s_result2); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3.r0);
+    tg_release(t3.r1); tg_release(t3.r2);
     return tg_rc;
 }
 
-static const tg_ag_formula NativeLayerNormBackward0_formulas[] = {
-    { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = NativeLayerNormBackward0_input_weight_bias },
-};
-static void NativeLayerNormBackward0_release_saved(tg_node *node)
-{
-    tg__node_NativeLayerNormBackward0 *n = (tg__node_NativeLayerNormBackward0 *)node;
-    tg_autograd_saved_release(&n->input);
-    tg_autograd_saved_release(&n->weight);
-    tg_autograd_saved_release(&n->bias);
-    tg_autograd_saved_release(&n->result1);
-    tg_autograd_saved_release(&n->result2);
-}
+static const tg_ag_formula NativeLayerNormBackward0_formulas[] = { { TG_AGF_STATUS, -1, UINT64_C(0x7), -1, NULL, .fn.status = NativeLayerNormBackward0_input_weight_bias } };
 
-static const tg_ag_node_type NativeLayerNormBackward0_type = { { "NativeLayerNormBackward0", tg__autograd_apply, NativeLayerNormBackward0_release_saved }, NativeLayerNormBackward0_formulas, 1 };
-
-/* The frame of NativeLayerNormBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of NativeLayerNormBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_NativeLayerNormBackward0 {
     tg_tensor *input;
     tg_tensor *input_t;
@@ -1355,40 +1009,12 @@ typedef struct tg__frame_NativeLayerNormBackward0 {
 static tg_tensor *NativeLayerNormBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    int64_t t2 = 0;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    tg_tensor *t6 = NULL;
-    tg_tensor *t7 = NULL;
-    tg_tensor *t8 = NULL;
-    tg_tensor *t9 = NULL;
-    tg_tensor *t10 = NULL;
-    tg_tensor *t11 = NULL;
-    int64_t t12 = 0;
-    tg_tensor *t13 = NULL;
-    tg_tensor *t14 = NULL;
-    tg_tensor *t15 = NULL;
-    tg_tensor *t16 = NULL;
-    tg_tensor *t17 = NULL;
-    int64_t t18 = 0;
-    tg_tensor *t19 = NULL;
-    tg_tensor *t20 = NULL;
-    tg_tensor *t21 = NULL;
-    tg_tensor *t22 = NULL;
-    tg_tensor *t23 = NULL;
-    tg_tensor *t24 = NULL;
-    tg_tensor *t25 = NULL;
-    tg_tensor *t26 = NULL;
-    tg_tensor *t27 = NULL;
-    int64_t t28 = 0;
-    tg_tensor *t29 = NULL;
-    tg_tensor *t30 = NULL;
-    tg_tensor *t31 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL, *t6 = NULL;
+    tg_tensor *t7 = NULL, *t8 = NULL, *t9 = NULL, *t10 = NULL, *t11 = NULL, *t13 = NULL;
+    tg_tensor *t14 = NULL, *t15 = NULL, *t16 = NULL, *t17 = NULL, *t19 = NULL, *t20 = NULL;
+    tg_tensor *t21 = NULL, *t22 = NULL, *t23 = NULL, *t24 = NULL, *t25 = NULL, *t26 = NULL;
+    tg_tensor *t27 = NULL, *t29 = NULL, *t30 = NULL, *t31 = NULL;
+    int64_t t2 = 0; int64_t t12 = 0; int64_t t18 = 0; int64_t t28 = 0;
     if (n->weight != NULL) {
         if (!(t1 = tg_sum_to_size(n->input_t, tg__gen_sizes(n->result1)))) goto done;
         if (tg_tensor_numel(n->result1) == INT64_C(0)) {
@@ -1427,8 +1053,7 @@ static tg_tensor *NativeLayerNormBackward0_jvp0_0(void *tg_frame)
         TG__GEN_DROP(t14);
         if (!(t16 = tg_mul(t15, n->weight))) goto done;
         TG__GEN_DROP(t15);
-        t0 = t16;
-        t16 = NULL;
+        t0 = tg__gen_take(&t16);
     } else {
         if (!(t17 = tg_sum_to_size(n->input_t, tg__gen_sizes(n->result1)))) goto done;
         if (tg_tensor_numel(n->result1) == INT64_C(0)) {
@@ -1465,62 +1090,31 @@ static tg_tensor *NativeLayerNormBackward0_jvp0_0(void *tg_frame)
         TG__GEN_DROP(t29);
         if (!(t31 = tg_mul(n->result2, t30))) goto done;
         TG__GEN_DROP(t30);
-        t0 = t31;
-        t31 = NULL;
+        t0 = tg__gen_take(&t31);
     }
-    tg_r = t0;
-    t0 = NULL;
+    tg_r = tg__gen_take(&t0);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
-    tg_release(t6);
-    tg_release(t7);
-    tg_release(t8);
-    tg_release(t9);
-    tg_release(t10);
-    tg_release(t11);
-    tg_release(t13);
-    tg_release(t14);
-    tg_release(t15);
-    tg_release(t16);
-    tg_release(t17);
-    tg_release(t19);
-    tg_release(t20);
-    tg_release(t21);
-    tg_release(t22);
-    tg_release(t23);
-    tg_release(t24);
-    tg_release(t25);
-    tg_release(t26);
-    tg_release(t27);
-    tg_release(t29);
-    tg_release(t30);
-    tg_release(t31);
+    tg_release(t0); tg_release(t1); tg_release(t3); tg_release(t4); tg_release(t5); tg_release(t6);
+    tg_release(t7); tg_release(t8); tg_release(t9); tg_release(t10); tg_release(t11);
+    tg_release(t13); tg_release(t14); tg_release(t15); tg_release(t16); tg_release(t17);
+    tg_release(t19); tg_release(t20); tg_release(t21); tg_release(t22); tg_release(t23);
+    tg_release(t24); tg_release(t25); tg_release(t26); tg_release(t27); tg_release(t29);
+    tg_release(t30); tg_release(t31);
     return tg_r;
 }
 /* result0: (weight_p.has_value() ? result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p : result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) + (input_p - result1) * result2 * weight_t + bias_t (term 1) */
 static tg_tensor *NativeLayerNormBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_sub_fn(n->input, n->result1, (tg_sub_opts){ .alpha = 1 }))) goto done;
     if (!(t1 = tg_mul(t0, n->result2))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_mul(t1, n->weight_t))) goto done;
     TG__GEN_DROP(t1);
-    tg_r = t2;
-    t2 = NULL;
+    tg_r = tg__gen_take(&t2);
 done:
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
+    tg_release(t0); tg_release(t1); tg_release(t2);
     return tg_r;
 }
 /* result0: (weight_p.has_value() ? result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel())) * weight_p : result2 * (input_t - input_t.sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()) - (input_p - result1) * result2 * ((input_p - result1) * result2 * input_t).sum_to_size(result1.sizes()) / (result1.numel() == 0 ? 1 : input_p.numel() / result1.numel()))) + (input_p - result1) * result2 * weight_t + bias_t (term 2) */
@@ -1528,7 +1122,6 @@ static tg_tensor *NativeLayerNormBackward0_jvp0_2(void *tg_frame)
 {
     tg__frame_NativeLayerNormBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->bias_t);
     return tg_r;
 }
@@ -1537,11 +1130,7 @@ static const tg_ag_input NativeLayerNormBackward0_inputs[] = {
     { offsetof(tg__frame_NativeLayerNormBackward0, weight), offsetof(tg__frame_NativeLayerNormBackward0, weight_t), 2, false },
     { offsetof(tg__frame_NativeLayerNormBackward0, bias), offsetof(tg__frame_NativeLayerNormBackward0, bias_t), 3, false },
 };
-static const uint8_t NativeLayerNormBackward0_edges[] = {
-    0,
-    1,
-    2,
-};
+static const uint8_t NativeLayerNormBackward0_edges[] = { 0, 1, 2 };
 static const tg_ag_save NativeLayerNormBackward0_saves[] = {
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_NativeLayerNormBackward0, input), offsetof(tg__node_NativeLayerNormBackward0, input), 0, NULL },
     { TG_AG_SAVE_INTS, false, offsetof(tg__frame_NativeLayerNormBackward0, normalized_shape), offsetof(tg__node_NativeLayerNormBackward0, normalized_shape), 0, NULL },
@@ -1562,13 +1151,14 @@ static const tg_ag_output NativeLayerNormBackward0_outputs[] = {
     { offsetof(tg_tensors3, r1), offsetof(tg__frame_NativeLayerNormBackward0, result1), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
     { offsetof(tg_tensors3, r2), offsetof(tg__frame_NativeLayerNormBackward0, result2), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, false },
 };
+static const tg_ag_node_type NativeLayerNormBackward0_type = { { "NativeLayerNormBackward0", tg__autograd_apply, tg__autograd_release_saved }, NativeLayerNormBackward0_formulas, 1, NativeLayerNormBackward0_saves, 8 };
 static const tg_ag_entry NativeLayerNormBackward0_entry = {
-    .vt = &NativeLayerNormBackward0_type.vt, .node_size = sizeof(tg__node_NativeLayerNormBackward0), .why = NULL,
+    .vt = &NativeLayerNormBackward0_type.vt, .node_size = sizeof(tg__node_NativeLayerNormBackward0),
     .inputs = NativeLayerNormBackward0_inputs, .ninputs = 3,
     .edges = NativeLayerNormBackward0_edges, .nedges = 3, .list_edge = -1,
     .saves = NativeLayerNormBackward0_saves, .nsaves = 8,
     .outputs = NativeLayerNormBackward0_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = NativeLayerNormBackward0_terms, .nterms = 3, .fw_why = NULL,
+    .terms = NativeLayerNormBackward0_terms, .nterms = 3,
 };
 
 /* IndexAddBackward0: index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
@@ -1583,9 +1173,8 @@ typedef struct tg__node_IndexAddBackward0 {
 /* self: grad */
 static tg_tensor *IndexAddBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
-    tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)tg_nd;
+    (void)tg_nd;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(grads[0]);
     return tg_r;
 }
@@ -1594,41 +1183,26 @@ static tg_tensor *IndexAddBackward0_self(tg_node *tg_nd, tg_tensor *const *grads
 static tg_tensor *IndexAddBackward0_source(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)tg_nd;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *s_index = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    tg_tensor *t2 = NULL;
-    tg_tensor *t3 = NULL;
-    tg_tensor *t4 = NULL;
-    tg_tensor *t5 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *s_index = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
+    tg_tensor *t4 = NULL, *t5 = NULL;
     if (!(s_index = tg_autograd_unpack(&n->index, &n->base))) goto done;
     if (n->source_sizes.ndim > INT64_C(0)) {
         if (!(t1 = tg_index_select(grads[0], n->dim, s_index))) goto done;
         if (!(t2 = tg_expand_fn(t1, tg__saved_sizes_list(&n->source_sizes), (tg_expand_opts){ .implicit = false }))) goto done;
         TG__GEN_DROP(t1);
-        t0 = t2;
-        t2 = NULL;
+        t0 = tg__gen_take(&t2);
     } else {
         if (!(t3 = tg_squeeze_dim(s_index, INT64_C(0)))) goto done;
         if (!(t4 = tg_index_select(grads[0], n->dim, t3))) goto done;
         TG__GEN_DROP(t3);
-        t0 = t4;
-        t4 = NULL;
+        t0 = tg__gen_take(&t4);
     }
     if (!(t5 = tg_mul_scalar(t0, n->alpha))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t5;
-    t5 = NULL;
+    tg_r = tg__gen_take(&t5);
 done:
-    tg_release(s_index);
-    tg_release(t0);
-    tg_release(t1);
-    tg_release(t2);
-    tg_release(t3);
-    tg_release(t4);
-    tg_release(t5);
+    tg_release(s_index); tg_release(t0); tg_release(t1); tg_release(t2); tg_release(t3);
+    tg_release(t4); tg_release(t5);
     return tg_r;
 }
 
@@ -1636,15 +1210,8 @@ static const tg_ag_formula IndexAddBackward0_formulas[] = {
     { TG_AGF_ONE, 0, UINT64_C(0x1), -1, NULL, .fn.one = IndexAddBackward0_self },
     { TG_AGF_ONE, 1, UINT64_C(0x2), -1, NULL, .fn.one = IndexAddBackward0_source },
 };
-static void IndexAddBackward0_release_saved(tg_node *node)
-{
-    tg__node_IndexAddBackward0 *n = (tg__node_IndexAddBackward0 *)node;
-    tg_autograd_saved_release(&n->index);
-}
 
-static const tg_ag_node_type IndexAddBackward0_type = { { "IndexAddBackward0", tg__autograd_apply, IndexAddBackward0_release_saved }, IndexAddBackward0_formulas, 2 };
-
-/* The frame of IndexAddBackward0's operators: its arguments, the tensors' tangents, its outputs. */
+/* The frame of IndexAddBackward0's operators: its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_IndexAddBackward0 {
     tg_tensor *self;
     tg_tensor *self_t;
@@ -1662,7 +1229,6 @@ static tg_tensor *IndexAddBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_IndexAddBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL;
-    (void)n;
     tg_r = tg_retain(n->self_t);
     return tg_r;
 }
@@ -1670,18 +1236,13 @@ static tg_tensor *IndexAddBackward0_jvp0_0(void *tg_frame)
 static tg_tensor *IndexAddBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_IndexAddBackward0 *n = tg_frame;
-    tg_tensor *tg_r = NULL;
-    tg_tensor *t0 = NULL;
-    tg_tensor *t1 = NULL;
-    (void)n;
+    tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
     if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_index_add_fn(t0, n->dim, n->index, n->source_t, (tg_index_add_opts){ .alpha = n->alpha }))) goto done;
     TG__GEN_DROP(t0);
-    tg_r = t1;
-    t1 = NULL;
+    tg_r = tg__gen_take(&t1);
 done:
-    tg_release(t0);
-    tg_release(t1);
+    tg_release(t0); tg_release(t1);
     return tg_r;
 }
 static const tg_ag_input IndexAddBackward0_inputs[] = {
@@ -1689,10 +1250,7 @@ static const tg_ag_input IndexAddBackward0_inputs[] = {
     { offsetof(tg__frame_IndexAddBackward0, index), offsetof(tg__frame_IndexAddBackward0, index_t), 2, false },
     { offsetof(tg__frame_IndexAddBackward0, source), offsetof(tg__frame_IndexAddBackward0, source_t), 3, false },
 };
-static const uint8_t IndexAddBackward0_edges[] = {
-    0,
-    2,
-};
+static const uint8_t IndexAddBackward0_edges[] = { 0, 2 };
 static const tg_ag_save IndexAddBackward0_saves[] = {
     { TG_AG_SAVE_VALUE, false, offsetof(tg__frame_IndexAddBackward0, dim), offsetof(tg__node_IndexAddBackward0, dim), sizeof(int64_t), NULL },
     { TG_AG_SAVE_TENSOR, false, offsetof(tg__frame_IndexAddBackward0, index), offsetof(tg__node_IndexAddBackward0, index), 0, NULL },
@@ -1703,33 +1261,28 @@ static const tg_fw_term IndexAddBackward0_terms[] = {
     { 0, false, UINT64_C(0x1), IndexAddBackward0_jvp0_0, NULL },
     { 0, false, UINT64_C(0x8), IndexAddBackward0_jvp0_1, NULL },
 };
-static const tg_ag_output IndexAddBackward0_outputs[] = {
-    { 0, offsetof(tg__frame_IndexAddBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output IndexAddBackward0_outputs[] = { { 0, offsetof(tg__frame_IndexAddBackward0, result), sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
+static const tg_ag_node_type IndexAddBackward0_type = { { "IndexAddBackward0", tg__autograd_apply, tg__autograd_release_saved }, IndexAddBackward0_formulas, 2, IndexAddBackward0_saves, 4 };
 static const tg_ag_entry IndexAddBackward0_entry = {
-    .vt = &IndexAddBackward0_type.vt, .node_size = sizeof(tg__node_IndexAddBackward0), .why = NULL,
+    .vt = &IndexAddBackward0_type.vt, .node_size = sizeof(tg__node_IndexAddBackward0),
     .inputs = IndexAddBackward0_inputs, .ninputs = 3,
     .edges = IndexAddBackward0_edges, .nedges = 2, .list_edge = -1,
     .saves = IndexAddBackward0_saves, .nsaves = 4,
     .outputs = IndexAddBackward0_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = IndexAddBackward0_terms, .nterms = 2, .fw_why = NULL,
+    .terms = IndexAddBackward0_terms, .nterms = 2,
 };
 
 
 /* ---- autograd kernels ---- */
 
 /* minimum(Tensor self, Tensor other) -> Tensor */
-static const tg_ag_op tg__ag_minimum = { "minimum", "minimum", &MinimumBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 {
+    static const tg_ag_op tg_op = { "minimum", "minimum", &MinimumBackward0_entry, false };
     tg__frame_MinimumBackward0 tg_x = { .self = self, .other = other };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_minimum, &tg_x) == 0) {
-        tg_r = tg_minimum(self, other);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_minimum(self, other);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1737,8 +1290,7 @@ tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 tg_tensor *tg__autograd_kernel_minimum_out(tg_tensor *self, tg_tensor *other, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, other, out };
-    if (tg_autograd_check_out("minimum", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("minimum", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_minimum_out(self, other, out);
     tg__autograd_below_end(tg_prev);
@@ -1746,32 +1298,24 @@ tg_tensor *tg__autograd_kernel_minimum_out(tg_tensor *self, tg_tensor *other, tg
 }
 
 /* sqrt(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_sqrt = { "sqrt", "sqrt", &SqrtBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "sqrt", "sqrt", &SqrtBackward0_entry, false };
     tg__frame_SqrtBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sqrt, &tg_x) == 0) {
-        tg_r = tg_sqrt(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sqrt(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_sqrt_ = { "sqrt_", "sqrt_", &SqrtBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "sqrt_", "sqrt_", &SqrtBackward0_entry, true };
     tg__frame_SqrtBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sqrt_, &tg_x) == 0) {
-        tg_r = tg_sqrt_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sqrt_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1779,8 +1323,7 @@ tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_sqrt_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("sqrt", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("sqrt", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_sqrt_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -1788,32 +1331,24 @@ tg_tensor *tg__autograd_kernel_sqrt_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* rsqrt(Tensor self) -> Tensor */
-static const tg_ag_op tg__ag_rsqrt = { "rsqrt", "rsqrt", &RsqrtBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "rsqrt", "rsqrt", &RsqrtBackward0_entry, false };
     tg__frame_RsqrtBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_rsqrt, &tg_x) == 0) {
-        tg_r = tg_rsqrt(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_rsqrt(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
-static const tg_ag_op tg__ag_rsqrt_ = { "rsqrt_", "rsqrt_", &RsqrtBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "rsqrt_", "rsqrt_", &RsqrtBackward0_entry, true };
     tg__frame_RsqrtBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_rsqrt_, &tg_x) == 0) {
-        tg_r = tg_rsqrt_(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_rsqrt_(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1821,8 +1356,7 @@ tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 tg_tensor *tg__autograd_kernel_rsqrt_out(tg_tensor *self, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("rsqrt", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("rsqrt", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_rsqrt_out(self, out);
     tg__autograd_below_end(tg_prev);
@@ -1830,17 +1364,13 @@ tg_tensor *tg__autograd_kernel_rsqrt_out(tg_tensor *self, tg_tensor *out)
 }
 
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
-static const tg_ag_op tg__ag_min_dim = { "min", "min.dim", &MinBackward0_entry, false };
-
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "min", "min.dim", &MinBackward0_entry, false };
     tg__frame_MinBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
-    tg_values_indices tg_r = (tg_values_indices){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_min_dim, &tg_x) == 0) {
-        tg_r = tg_min_dim_fn(self, dim, (tg_min_dim_opts){ .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_min_dim_fn(self, dim, (tg_min_dim_opts){ .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1848,47 +1378,34 @@ tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool
 tg_values_indices tg__autograd_kernel_min_dim_out(tg_tensor *self, int64_t dim, bool keepdim, tg_tensor *min, tg_tensor *min_indices)
 {
     tg_tensor *const tg_in[] = { self, min, min_indices };
-    if (tg_autograd_check_out("min", tg_in, 3))
-        return (tg_values_indices){ 0 };
+    if (tg_autograd_check_out("min", tg_in, 3)) return (tg_values_indices){ 0 };
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_values_indices tg_r = tg_min_dim_out_fn(self, dim, min, min_indices, (tg_min_dim_out_opts){ .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
     return tg_r;
 }
 
-/* The frame of argmax (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of argmax (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_argmax {
     tg_tensor *self;
     tg_tensor *self_t;
 } tg__frame_tg__ni_argmax;
 
-static const tg_ag_input tg__ni_argmax_inputs[] = {
-    { offsetof(tg__frame_tg__ni_argmax, self), offsetof(tg__frame_tg__ni_argmax, self_t), 0, false },
-};
-static const tg_ag_output tg__ni_argmax_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_input tg__ni_argmax_inputs[] = { { offsetof(tg__frame_tg__ni_argmax, self), offsetof(tg__frame_tg__ni_argmax, self_t), 0, false } };
+static const tg_ag_output tg__ni_argmax_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_argmax_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_argmax_inputs, .ninputs = 1,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_argmax_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
-static const tg_ag_op tg__ag_argmax = { "argmax", "argmax", &tg__ni_argmax_entry, false };
-
 tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
+    static const tg_ag_op tg_op = { "argmax", "argmax", &tg__ni_argmax_entry, false };
     tg__frame_tg__ni_argmax tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_argmax, &tg_x) == 0) {
-        tg_r = tg_argmax_fn(self, (tg_argmax_opts){ .dim = dim, .keepdim = keepdim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_argmax_fn(self, (tg_argmax_opts){ .dim = dim, .keepdim = keepdim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1896,8 +1413,7 @@ tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keep
 tg_tensor *tg__autograd_kernel_argmax_out(tg_tensor *self, tg_opt_int dim, bool keepdim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, out };
-    if (tg_autograd_check_out("argmax", tg_in, 2))
-        return NULL;
+    if (tg_autograd_check_out("argmax", tg_in, 2)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_argmax_out_fn(self, out, (tg_argmax_out_opts){ .dim = dim, .keepdim = keepdim });
     tg__autograd_below_end(tg_prev);
@@ -1905,17 +1421,13 @@ tg_tensor *tg__autograd_kernel_argmax_out(tg_tensor *self, tg_opt_int dim, bool 
 }
 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
-static const tg_ag_op tg__ag_mm = { "mm", "mm", &MmBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 {
+    static const tg_ag_op tg_op = { "mm", "mm", &MmBackward0_entry, false };
     tg__frame_MmBackward0 tg_x = { .self = self, .mat2 = mat2 };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_mm, &tg_x) == 0) {
-        tg_r = tg_mm(self, mat2);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mm(self, mat2);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1923,8 +1435,7 @@ tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 tg_tensor *tg__autograd_kernel_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mat2, out };
-    if (tg_autograd_check_out("mm", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("mm", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_mm_out(self, mat2, out);
     tg__autograd_below_end(tg_prev);
@@ -1932,17 +1443,13 @@ tg_tensor *tg__autograd_kernel_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tenso
 }
 
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
-static const tg_ag_op tg__ag_bmm = { "bmm", "bmm", &BmmBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 {
+    static const tg_ag_op tg_op = { "bmm", "bmm", &BmmBackward0_entry, false };
     tg__frame_BmmBackward0 tg_x = { .self = self, .mat2 = mat2 };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_bmm, &tg_x) == 0) {
-        tg_r = tg_bmm(self, mat2);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_bmm(self, mat2);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -1950,8 +1457,7 @@ tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 tg_tensor *tg__autograd_kernel_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, mat2, out };
-    if (tg_autograd_check_out("bmm", tg_in, 3))
-        return NULL;
+    if (tg_autograd_check_out("bmm", tg_in, 3)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_bmm_out(self, mat2, out);
     tg__autograd_below_end(tg_prev);
@@ -1959,47 +1465,35 @@ tg_tensor *tg__autograd_kernel_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tens
 }
 
 /* squeeze(Tensor(a) self) -> Tensor(a) */
-static const tg_ag_op tg__ag_squeeze = { "squeeze", "squeeze", &SqueezeBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 {
+    static const tg_ag_op tg_op = { "squeeze", "squeeze", &SqueezeBackward0_entry, false };
     tg__frame_SqueezeBackward0 tg_x = { .self = self };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_squeeze, &tg_x) == 0) {
-        tg_r = tg_squeeze(self);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_squeeze(self);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
-static const tg_ag_op tg__ag_squeeze_dim = { "squeeze", "squeeze.dim", &SqueezeBackward1_entry, false };
-
 tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "squeeze", "squeeze.dim", &SqueezeBackward1_entry, false };
     tg__frame_SqueezeBackward1 tg_x = { .self = self, .dim = dim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_squeeze_dim, &tg_x) == 0) {
-        tg_r = tg_squeeze_dim(self, dim);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_squeeze_dim(self, dim);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
-static const tg_ag_op tg__ag_cat = { "cat", "cat", &CatBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
+    static const tg_ag_op tg_op = { "cat", "cat", &CatBackward0_entry, false };
     tg__frame_CatBackward0 tg_x = { .tensors = tensors, .dim = dim };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_cat, &tg_x) == 0) {
-        tg_r = tg_cat_fn(tensors, (tg_cat_opts){ .dim = dim });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cat_fn(tensors, (tg_cat_opts){ .dim = dim });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2007,8 +1501,7 @@ tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 tg_tensor *tg__autograd_kernel_cat_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("cat", tensors.data, (int)tensors.len) || tg_autograd_check_out("cat", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("cat", tensors.data, (int)tensors.len) || tg_autograd_check_out("cat", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_cat_out_fn(tensors, out, (tg_cat_out_opts){ .dim = dim });
     tg__autograd_below_end(tg_prev);
@@ -2019,8 +1512,7 @@ tg_tensor *tg__autograd_kernel_cat_out(tg_tensor_list tensors, int64_t dim, tg_t
 tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { out };
-    if (tg_autograd_check_out("stack", tensors.data, (int)tensors.len) || tg_autograd_check_out("stack", tg_in, 1))
-        return NULL;
+    if (tg_autograd_check_out("stack", tensors.data, (int)tensors.len) || tg_autograd_check_out("stack", tg_in, 1)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_stack_out_fn(tensors, out, (tg_stack_out_opts){ .dim = dim });
     tg__autograd_below_end(tg_prev);
@@ -2028,36 +1520,28 @@ tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg
 }
 
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
-static const tg_ag_op tg__ag_slice_backward = { "slice_backward", "slice_backward", &SliceBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
+    static const tg_ag_op tg_op = { "slice_backward", "slice_backward", &SliceBackwardBackward0_entry, false };
     tg__frame_SliceBackwardBackward0 tg_x = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_slice_backward, &tg_x) == 0) {
-        tg_r = tg_slice_backward(grad_output, input_sizes, dim, start, end, step);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_slice_backward(grad_output, input_sizes, dim, start, end, step);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
-static const tg_ag_op tg__ag_max_pool2d_with_indices_backward = { "max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward", &MaxPool2dWithIndicesBackwardBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
 {
+    static const tg_ag_op tg_op = { "max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward", &MaxPool2dWithIndicesBackwardBackward0_entry, false };
     tg__frame_MaxPool2dWithIndicesBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_max_pool2d_with_indices_backward, &tg_x) == 0) {
-        tg_r = tg_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of native_group_norm_backward (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of native_group_norm_backward (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_native_group_norm_backward {
     tg_tensor *grad_out;
     tg_tensor *grad_out_t;
@@ -2084,45 +1568,33 @@ static const tg_ag_output tg__ni_native_group_norm_backward_outputs[] = {
     { offsetof(tg_tensors3, r2), TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
 };
 static const tg_ag_entry tg__ni_native_group_norm_backward_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_native_group_norm_backward_inputs, .ninputs = 5,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_native_group_norm_backward_outputs, .noutputs = 3, .result_size = sizeof(tg_tensors3),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_group_norm_backward = { "native_group_norm_backward", "native_group_norm_backward", &tg__ni_native_group_norm_backward_entry, false };
-
 tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
 {
+    static const tg_ag_op tg_op = { "native_group_norm_backward", "native_group_norm_backward", &tg__ni_native_group_norm_backward_entry, false };
     tg__frame_tg__ni_native_group_norm_backward tg_x = { .grad_out = grad_out, .input = input, .mean = mean, .rstd = rstd, .weight = weight };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_group_norm_backward, &tg_x) == 0) {
-        tg_r = tg_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
-static const tg_ag_op tg__ag_native_layer_norm = { "native_layer_norm", "native_layer_norm", &NativeLayerNormBackward0_entry, false };
-
 tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
 {
+    static const tg_ag_op tg_op = { "native_layer_norm", "native_layer_norm", &NativeLayerNormBackward0_entry, false };
     tg__frame_NativeLayerNormBackward0 tg_x = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps };
-    tg_tensors3 tg_r = (tg_tensors3){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_native_layer_norm, &tg_x) == 0) {
-        tg_r = tg_native_layer_norm(input, normalized_shape, weight, bias, eps);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_layer_norm(input, normalized_shape, weight, bias, eps);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of _scaled_dot_product_fused_attention_backward (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of _scaled_dot_product_fused_attention_backward (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni__scaled_dot_product_fused_attention_backward {
     tg_tensor *grad_out;
     tg_tensor *grad_out_t;
@@ -2155,26 +1627,18 @@ static const tg_ag_output tg__ni__scaled_dot_product_fused_attention_backward_ou
     { offsetof(tg_grad_query_grad_key_grad_value, grad_value), TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
 };
 static const tg_ag_entry tg__ni__scaled_dot_product_fused_attention_backward_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni__scaled_dot_product_fused_attention_backward_inputs, .ninputs = 7,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni__scaled_dot_product_fused_attention_backward_outputs, .noutputs = 3, .result_size = sizeof(tg_grad_query_grad_key_grad_value),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* _scaled_dot_product_fused_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
-static const tg_ag_op tg__ag__scaled_dot_product_fused_attention_backward = { "_scaled_dot_product_fused_attention_backward", "_scaled_dot_product_fused_attention_backward", &tg__ni__scaled_dot_product_fused_attention_backward_entry, false };
-
 tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_attention_backward(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
+    static const tg_ag_op tg_op = { "_scaled_dot_product_fused_attention_backward", "_scaled_dot_product_fused_attention_backward", &tg__ni__scaled_dot_product_fused_attention_backward_entry, false };
     tg__frame_tg__ni__scaled_dot_product_fused_attention_backward tg_x = { .grad_out = grad_out, .query = query, .key = key, .value = value, .out = out, .logsumexp = logsumexp, .attn_mask = attn_mask };
-    tg_grad_query_grad_key_grad_value tg_r = (tg_grad_query_grad_key_grad_value){ 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__scaled_dot_product_fused_attention_backward, &tg_x) == 0) {
-        tg_r = tg__scaled_dot_product_fused_attention_backward_fn(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = attn_mask, .scale = scale });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_grad_query_grad_key_grad_value tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_grad_query_grad_key_grad_value){ 0 } : tg__scaled_dot_product_fused_attention_backward_fn(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = attn_mask, .scale = scale });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
@@ -2182,8 +1646,7 @@ tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_
 tg_tensor *tg__autograd_kernel_index_add_out(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha, tg_tensor *out)
 {
     tg_tensor *const tg_in[] = { self, index, source, out };
-    if (tg_autograd_check_out("index_add", tg_in, 4))
-        return NULL;
+    if (tg_autograd_check_out("index_add", tg_in, 4)) return NULL;
     tg_keyset tg_prev = tg__autograd_below_begin();
     tg_tensor *tg_r = tg_index_add_out_fn(self, dim, index, source, out, (tg_index_add_out_opts){ .alpha = alpha });
     tg__autograd_below_end(tg_prev);
@@ -2191,36 +1654,28 @@ tg_tensor *tg__autograd_kernel_index_add_out(tg_tensor *self, int64_t dim, tg_te
 }
 
 /* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
-static const tg_ag_op tg__ag_index_add = { "index_add", "index_add", &IndexAddBackward0_entry, false };
-
 tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
+    static const tg_ag_op tg_op = { "index_add", "index_add", &IndexAddBackward0_entry, false };
     tg__frame_IndexAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_index_add, &tg_x) == 0) {
-        tg_r = tg_index_add_fn(self, dim, index, source, (tg_index_add_opts){ .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_add_fn(self, dim, index, source, (tg_index_add_opts){ .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
 /* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
-static const tg_ag_op tg__ag_index_add_ = { "index_add_", "index_add_", &IndexAddBackward0_entry, true };
-
 tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
+    static const tg_ag_op tg_op = { "index_add_", "index_add_", &IndexAddBackward0_entry, true };
     tg__frame_IndexAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_index_add_, &tg_x) == 0) {
-        tg_r = tg_index_add__fn(self, dim, index, source, (tg_index_add__opts){ .alpha = alpha });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_add__fn(self, dim, index, source, (tg_index_add__opts){ .alpha = alpha });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of sort_backward (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of sort_backward (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni_sort_backward {
     tg_tensor *grad;
     tg_tensor *grad_t;
@@ -2232,66 +1687,44 @@ static const tg_ag_input tg__ni_sort_backward_inputs[] = {
     { offsetof(tg__frame_tg__ni_sort_backward, grad), offsetof(tg__frame_tg__ni_sort_backward, grad_t), 0, false },
     { offsetof(tg__frame_tg__ni_sort_backward, indices), offsetof(tg__frame_tg__ni_sort_backward, indices_t), 2, false },
 };
-static const tg_ag_output tg__ni_sort_backward_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true },
-};
+static const tg_ag_output tg__ni_sort_backward_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor *), TG_AG_OUT_TENSOR, true } };
 static const tg_ag_entry tg__ni_sort_backward_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni_sort_backward_inputs, .ninputs = 2,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni_sort_backward_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor *),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
-static const tg_ag_op tg__ag_sort_backward = { "sort_backward", "sort_backward", &tg__ni_sort_backward_entry, false };
-
 tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
 {
+    static const tg_ag_op tg_op = { "sort_backward", "sort_backward", &tg__ni_sort_backward_entry, false };
     tg__frame_tg__ni_sort_backward tg_x = { .grad = grad, .indices = indices };
-    tg_tensor *tg_r = NULL;
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag_sort_backward, &tg_x) == 0) {
-        tg_r = tg_sort_backward(grad, dim, indices, sizes);
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sort_backward(grad, dim, indices, sizes);
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 
-/* The frame of _foreach_norm.Scalar (no derivative entry): its arguments, the tensors' tangents, its outputs. */
+/* The frame of _foreach_norm.Scalar (no derivative entry): its arguments (with the tensors' tangents) and its outputs. */
 typedef struct tg__frame_tg__ni__foreach_norm {
     tg_tensor_list self;
     tg_tensor_list self_t;
 } tg__frame_tg__ni__foreach_norm;
 
-static const tg_ag_input tg__ni__foreach_norm_inputs[] = {
-    { offsetof(tg__frame_tg__ni__foreach_norm, self), offsetof(tg__frame_tg__ni__foreach_norm, self_t), 0, true },
-};
-static const tg_ag_output tg__ni__foreach_norm_outputs[] = {
-    { 0, TG_AG_NONE, sizeof(tg_tensor_list), TG_AG_OUT_LIST, true },
-};
+static const tg_ag_input tg__ni__foreach_norm_inputs[] = { { offsetof(tg__frame_tg__ni__foreach_norm, self), offsetof(tg__frame_tg__ni__foreach_norm, self_t), 0, true } };
+static const tg_ag_output tg__ni__foreach_norm_outputs[] = { { 0, TG_AG_NONE, sizeof(tg_tensor_list), TG_AG_OUT_LIST, true } };
 static const tg_ag_entry tg__ni__foreach_norm_entry = {
-    .vt = NULL, .node_size = 0, .why = NULL,
     .inputs = tg__ni__foreach_norm_inputs, .ninputs = 1,
-    .edges = NULL, .nedges = 0, .list_edge = -1,
-    .saves = NULL, .nsaves = 0,
     .outputs = tg__ni__foreach_norm_outputs, .noutputs = 1, .result_size = sizeof(tg_tensor_list),
-    .terms = NULL, .nterms = 0, .fw_why = NULL,
 };
 
 /* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
-static const tg_ag_op tg__ag__foreach_norm = { "_foreach_norm", "_foreach_norm.Scalar", &tg__ni__foreach_norm_entry, false };
-
 tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord)
 {
+    static const tg_ag_op tg_op = { "_foreach_norm", "_foreach_norm.Scalar", &tg__ni__foreach_norm_entry, false };
     tg__frame_tg__ni__foreach_norm tg_x = { .self = self };
-    tg_tensor_list tg_r = (tg_tensor_list){ NULL, 0 };
     tg_ag_call tg_c;
-    if (tg__autograd_begin(&tg_c, &tg__ag__foreach_norm, &tg_x) == 0) {
-        tg_r = tg__foreach_norm_fn(self, (tg__foreach_norm_opts){ .ord = ord });
-        tg__autograd_end(&tg_c, &tg_r);
-    }
+    tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg__foreach_norm_fn(self, (tg__foreach_norm_opts){ .ord = ord });
+    tg__autograd_end(&tg_c, &tg_r);
     return tg_r;
 }
 

@@ -15,10 +15,11 @@ tge_ag_templates tge_ag_load_templates(tge_ctx *c)
 {
     return (tge_ag_templates){
         .node = tge_template(c, "tg_autograd_node.c.in"),
-        .release = tge_template(c, "tg_autograd_release.c.in"),
+        .node_type = tge_template(c, "tg_autograd_node_type.c.in"),
         .not_generated = tge_template(c, "tg_autograd_not_generated.c.in"),
         .entry = tge_template(c, "tg_autograd_entry.c.in"),
         .table = tge_template(c, "tg_autograd_table.c.in"),
+        .array = tge_template(c, "tg_autograd_array.c.in"),
         .input = tge_template(c, "tg_autograd_input.c.in"),
         .save = tge_template(c, "tg_autograd_save.c.in"),
         .output = tge_template(c, "tg_autograd_output.c.in"),
@@ -252,8 +253,13 @@ void tge_emit_autograd(tge_ctx *c)
         if (!d->op) continue;
         int s = shard_of(c, d->op, d);
         entry_needs(c, k, s, d);
-        tge_shard_add(c, k, s, NODES, tgs_fmt(c->arena, "%s\n", tge_ag_node(c, &t, d)));
-        tge_shard_add(c, k, s, NODES, tgs_fmt(c->arena, "%s\n", tge_ag_entry(c, &t, d->op, d)));
+        const char *formulas;
+        int nformulas;
+        const char *node = tge_ag_node(c, &t, d, &formulas, &nformulas);
+        tge_shard_add(c, k, s, NODES, tgs_fmt(c->arena, "%s\n", node));
+        tge_shard_add(
+            c, k, s, NODES,
+            tgs_fmt(c->arena, "%s\n", tge_ag_entry(c, &t, d->op, d, formulas, nformulas)));
     }
     tgs_list grad_ops = { 0 };
     for (int i = 0; i < c->ops.n; i++) {
@@ -266,7 +272,7 @@ void tge_emit_autograd(tge_ctx *c)
         tge_shard_include(c, k, s, tge_op_header(c, "kernels", op));
         if (op->autograd == TGA_AUTOGRAD_NOT_IMPL)
             tge_shard_add(c, k, s, KERNELS,
-                          tgs_fmt(c->arena, "%s\n", tge_ag_entry(c, &t, op, NULL)));
+                          tgs_fmt(c->arena, "%s\n", tge_ag_entry(c, &t, op, NULL, NULL, 0)));
         tge_shard_add(c, k, s, KERNELS, tgs_fmt(c->arena, "%s\n", tge_ag_kernel(c, &t, op, d)));
         if (d && !d->limit)
             tgs_list_addf(&grad_ops, c->arena, "X(%s, \"%s\") \\", op->cname, op->row_name);

@@ -12,19 +12,23 @@
 
 /* The templates of one run, loaded once. */
 typedef struct tge_ag_templates {
-    tgt_template node, release, not_generated, entry, table, input, save, output, term, formula,
-        dim, kernel, out;
+    tgt_template node, node_type, not_generated, entry, table, array, input, save, output, term,
+        formula, dim, kernel, out;
 } tge_ag_templates;
 
 tge_ag_templates tge_ag_load_templates(tge_ctx *c);
 
-/* An entry's node: struct, compiled formulas, their table, release_saved, vtable; for an
- * entry tgen cannot compile (d->limit), a vtable whose apply fails saying why. */
-const char *tge_ag_node(tge_ctx *c, const tge_ag_templates *t, const tgf_deriv *d);
-/* The frame and descriptor (tg_ag_entry `<name>_entry`) of an entry, or, for an operator
- * recording a NotImplemented node (d NULL), of that operator alone. */
+/* An entry's node: struct, compiled formulas, their table (`<node>_formulas`, with
+ * *nformulas rows; NULL for none); for an entry tgen cannot compile (d->limit), a vtable whose
+ * apply fails saying why. The node's type, which needs the entry's save table, is
+ * tge_ag_entry's. */
+const char *tge_ag_node(tge_ctx *c, const tge_ag_templates *t, const tgf_deriv *d,
+                        const char **formulas, int *nformulas);
+/* The frame and descriptor (tg_ag_entry `<name>_entry`) of an entry, with its node's type
+ * (its formula table `formulas` of n rows), or, for an operator recording a NotImplemented
+ * node (d NULL), of that operator alone. */
 const char *tge_ag_entry(tge_ctx *c, const tge_ag_templates *t, const tga_op *op,
-                         const tgf_deriv *d);
+                         const tgf_deriv *d, const char *formulas, int nformulas);
 /* The name of the descriptor (and frame) tge_ag_entry writes for (op, d). */
 const char *tge_ag_entry_name(tge_ctx *c, const tga_op *op, const tgf_deriv *d);
 /* The operator's autograd kernel: recording (d its entry, or NULL), or refusing out= calls. */

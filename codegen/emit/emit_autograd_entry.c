@@ -82,12 +82,21 @@ static tgs_list input_rows(entry_ctx *x)
     return rows;
 }
 
-static tgs_list edge_rows(const entry_ctx *x)
+/* The next edges as rows of the inputs table; *table gets `<name>_edges`, or NULL. */
+static int edge_rows(const entry_ctx *x, tgs_list *tables, const char **table)
 {
     tgs_list rows = { 0 };
     for (int k = 0; x->d && !x->d->limit && k < x->d->nedges; k++)
-        tgs_list_addf(&rows, x->c->arena, "%d,", x->input_of[x->d->edge_arg[k]]);
-    return rows;
+        tgs_list_addf(&rows, x->c->arena, "%d", x->input_of[x->d->edge_arg[k]]);
+    *table = NULL;
+    if (rows.n == 0) return 0;
+    tgt_env *e = tge_env(x->c);
+    *table = tgs_fmt(x->c->arena, "%s_edges", x->name);
+    tgt_set(e, "type", "uint8_t");
+    tgt_set(e, "name", *table);
+    tgt_set(e, "values", tgs_list_join(&rows, x->c->arena, ", "));
+    tgs_list_add(tables, x->c->arena, tgt_render_str(&x->t->array, e, x->c->arena));
+    return rows.n;
 }
 
 /* ------------------------------------------------------------------ saves */
@@ -271,23 +280,47 @@ const char *tge_ag_table(tge_ctx *c, const tge_ag_templates *t, const char *type
     tgt_env *e = tge_env(c);
     tgt_set(e, "type", type);
     tgt_set(e, "name", name);
-    tgt_set_list(e, "rows", rows);
-    tgs_list_add(out, c->arena, tgt_render_str(&t->table, e, c->arena));
+    if (rows->n == 1) { /* one row: on the table's own line, without its trailing comma */
+        const char *row = rows->items[0];
+        size_t n = strlen(row);
+        while (n && (row[n - 1] == '\n' || row[n - 1] == ' ')) n--;
+        if (n && row[n - 1] == ',') n--;
+        tgt_setf(e, "values", "%.*s", (int)n, row);
+        tgs_list_add(out, c->arena, tgt_render_str(&t->array, e, c->arena));
+    } else {
+        tgt_set_list(e, "rows", rows);
+        tgs_list_add(out, c->arena, tgt_render_str(&t->table, e, c->arena));
+    }
     return name;
 }
 
-/* Renders table `suffix` of the entry and sets holes `hole` (its name or NULL) and n<hole>. */
-static void table(const entry_ctx *x, tgt_env *e, const char *hole, const char *type,
-                  const tgs_list *rows, tgs_list *tables)
+/* Renders the entry's table `what` of `type` (none without rows); its name, or NULL. */
+static const char *table(const entry_ctx *x, const char *what, const char *type,
+                         const tgs_list *rows, tgs_list *tables)
 {
-    const char *name =
-        tge_ag_table(x->c, x->t, type, tgs_fmt(x->c->arena, "%s_%s", x->name, hole), rows, tables);
-    tgt_set(e, hole, name ? name : "NULL");
-    tgt_setf(e, tgs_fmt(x->c->arena, "n%s", hole), "%d", rows->n);
+    return tge_ag_table(x->c, x->t, type, tgs_fmt(x->c->arena, "%s_%s", x->name, what), rows,
+                        tables);
+}
+
+/* The node's type (tg_ag_node_type `<node>_type`): its vtable, formulas and saves. */
+static const char *node_type(const entry_ctx *x, const char *formulas, int nformulas,
+                             const char *saves, const tgs_list *save_rows)
+{
+    tgm_arena *a = x->c->arena;
+    bool releases = false; /* it keeps a tensor, or a list of them */
+    for (int i = 0; i < save_rows->n; i++)
+        releases |= strstr(save_rows->items[i], "{ TG_AG_SAVE_TENSOR, ") ||
+                    strstr(save_rows->items[i], "{ TG_AG_SAVE_TENSORS, ");
+    tgt_env *e = tge_env(x->c);
+    tgt_set(e, "node", x->d->node_name);
+    tgt_set(e, "release", releases ? "tg__autograd_release_saved" : "NULL");
+    tgt_set(e, "formulas", formulas ? tgs_fmt(a, "%s, %d", formulas, nformulas) : "NULL, 0");
+    tgt_set(e, "saves", saves ? tgs_fmt(a, "%s, %d", saves, save_rows->n) : "NULL, 0");
+    return tgt_render_str(&x->t->node_type, e, a);
 }
 
 const char *tge_ag_entry(tge_ctx *c, const tge_ag_templates *t, const tga_op *op,
-                         const tgf_deriv *d)
+                         const tgf_deriv *d, const char *formulas, int nformulas)
 {
     tgm_arena *a = c->arena;
     const char *name = tge_ag_entry_name(c, op, d);
@@ -307,23 +340,37 @@ const char *tge_ag_entry(tge_ctx *c, const tge_ag_templates *t, const tga_op *op
     tgt_set(e, "name", name);
     tgs_list fields = frame_fields(&x), fns = { 0 }, tables = { 0 };
     tgt_set_list(e, "fields", &fields);
-    tgs_list inputs = input_rows(&x), edges = edge_rows(&x), saves = save_rows(&x, &fns);
-    tgs_list terms = term_rows(&x, &fns), outputs = output_rows(&x);
-    table(&x, e, "inputs", "tg_ag_input", &inputs, &tables);
-    table(&x, e, "edges", "uint8_t", &edges, &tables);
-    table(&x, e, "saves", "tg_ag_save", &saves, &tables);
-    table(&x, e, "terms", "tg_fw_term", &terms, &tables);
-    table(&x, e, "outputs", "tg_ag_output", &outputs, &tables);
+    tgs_list inputs = input_rows(&x), saves = save_rows(&x, &fns), terms = term_rows(&x, &fns);
+    tgs_list outputs = output_rows(&x);
+    const char *inputs_t = table(&x, "inputs", "tg_ag_input", &inputs, &tables), *edges_t;
+    int nedges = edge_rows(&x, &tables, &edges_t);
+    const char *saves_t = table(&x, "saves", "tg_ag_save", &saves, &tables);
+    const char *terms_t = table(&x, "terms", "tg_fw_term", &terms, &tables);
+    const char *outputs_t = table(&x, "outputs", "tg_ag_output", &outputs, &tables);
     tgt_set_list(e, "functions", &fns);
     tgt_set_list(e, "tables", &tables);
     bool node = d && !d->limit;
-    tgt_set(e, "vt",
-            !d ? "NULL" : tgs_fmt(a, d->limit ? "&%s_vtable" : "&%s_type.vt", d->node_name));
-    tgt_set(e, "node_size", node ? tgs_fmt(a, "sizeof(tg__node_%s)", d->node_name) : "0");
-    tgt_set(e, "why", d && d->limit ? tgs_c_string(a, d->limit) : "NULL");
+    tgt_set(e, "node_type", node ? node_type(&x, formulas, nformulas, saves_t, &saves) : "");
+    /* The initializer's fields: NotImplemented nodes need no vt; zero counts stay out. */
+    tgt_set(e, "node",
+            !d      ? ""
+            : !node ? tgs_fmt(a, ".vt = &%s_vtable, .why = %s,", d->node_name,
+                              tgs_c_string(a, d->limit))
+                    : tgs_fmt(a, ".vt = &%s_type.vt, .node_size = sizeof(tg__node_%s),",
+                              d->node_name, d->node_name));
+    tgt_set(e, "inputs", inputs_t ? inputs_t : "NULL");
+    tgt_setf(e, "ninputs", "%d", inputs.n);
     int list_edge = node && d->list_arg >= 0 ? x.input_of[d->list_arg] : -1;
-    tgt_setf(e, "list_edge", "%d", list_edge);
+    tgt_set(e, "edges",
+            !node ? ""
+                  : tgs_fmt(a, ".edges = %s, .nedges = %d, .list_edge = %d,",
+                            edges_t ? edges_t : "NULL", nedges, list_edge));
+    tgt_set(e, "saves", saves_t ? tgs_fmt(a, ".saves = %s, .nsaves = %d,", saves_t, saves.n) : "");
+    tgt_set(e, "outputs", outputs_t);
+    tgt_setf(e, "noutputs", "%d", outputs.n);
     tgt_set(e, "result_type", x.op->ret_ctype);
-    tgt_set(e, "fw_why", fw_why(&x));
+    tgt_set(e, "terms", terms_t ? tgs_fmt(a, ".terms = %s, .nterms = %d,", terms_t, terms.n) : "");
+    const char *why = fw_why(&x);
+    tgt_set(e, "fw_why", strcmp(why, "NULL") ? tgs_fmt(a, ".fw_why = %s,", why) : "");
     return tgt_render_str(&t->entry, e, a);
 }

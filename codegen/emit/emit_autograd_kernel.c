@@ -36,7 +36,7 @@ static tgs_list out_check(tge_ctx *c, const tga_op *op)
                       single.n);
     }
     if (tests.n)
-        tgs_list_addf(&lines, c->arena, "if (%s)\n    return %s;",
+        tgs_list_addf(&lines, c->arena, "if (%s) return %s;",
                       tgs_list_join(&tests, c->arena, " || "), tga_error_value(c->arena, op));
     return lines;
 }
@@ -72,7 +72,6 @@ const char *tge_ag_kernel(tge_ctx *c, const tge_ag_templates *t, const tga_op *o
         return tgt_render_str(&t->out, e, a);
     }
     const char *entry = tge_ag_entry_name(c, op, d);
-    tgt_setf(e, "agop", "tg__ag_%s", op->cname);
     tgt_set(e, "name", op->opname);
     tgt_set(e, "row", op->row_name);
     tgt_set(e, "entry", entry);

@@ -1,7 +1,7 @@
 /* A derivative entry's backward node (templates/tg_autograd_node.c.in): the struct holding
  * exactly what its formulas use (by how they use each input and output: the tensor, its sizes,
- * a number...), the formulas compiled to C (formula_c.c), their table in file order, which
- * the runtime's tg__autograd_apply runs, release_saved, and the vtable. */
+ * a number...), the formulas compiled to C (formula_c.c), and their table in file order, which
+ * the runtime's tg__autograd_apply runs. */
 #include "emit/emit_autograd.h"
 
 static const char *node_type(tge_ctx *c, const tgf_deriv *d)
@@ -105,36 +105,14 @@ static const char *formula_row(tge_ctx *c, const tge_ag_templates *t, const tgf_
     return tgt_render_str(&t->formula, e, a);
 }
 
-/* release_saved, for a node that saves tensors ("" otherwise). */
-static const char *release_saved(tge_ctx *c, const tge_ag_templates *t, const tgf_deriv *d,
-                                 tgt_env *e)
-{
-    const tga_op *op = d->op;
-    tgs_list releases = { 0 };
-    for (int pass = 0; pass < 2; pass++)
-        for (int i = 0; i < (pass ? op->nrets : op->nargs); i++)
-            if ((pass ? d->output_uses : d->input_uses)[i] & TGF_USE_TENSOR)
-                tgs_list_addf(&releases, c->arena, "tg_autograd_saved_release(&n->%s);",
-                              tgf_saved_field(c->arena, d, pass, i, TGF_USE_TENSOR));
-    for (int i = 0; i < op->nargs; i++) /* Tensor[] / Tensor?[] values (tg__gen_keep_tensors) */
-        if ((d->input_uses[i] & TGF_USE_VALUE) &&
-            (op->args[i].kind == TGA_TENSOR_LIST || op->args[i].kind == TGA_OPT_TENSOR_LIST)) {
-            /* emptied: release_saved runs after backward and again when the node dies */
-            const char *fld = tgf_saved_field(c->arena, d, 0, i, TGF_USE_VALUE);
-            tgs_list_addf(&releases, c->arena,
-                          "tg_tensor_list_release(n->%s);\nn->%s = (tg_tensor_list){ NULL, 0 };",
-                          fld, fld);
-        }
-    if (releases.n == 0) return "";
-    tgt_set_list(e, "releases", &releases);
-    return tgt_render_str(&t->release, e, c->arena);
-}
-
-const char *tge_ag_node(tge_ctx *c, const tge_ag_templates *t, const tgf_deriv *d)
+const char *tge_ag_node(tge_ctx *c, const tge_ag_templates *t, const tgf_deriv *d,
+                        const char **formulas_name, int *nformulas)
 {
     tgt_env *e = tge_env(c);
     tgt_set(e, "node", d->node_name);
     tgt_set(e, "name_text", tgs_c_comment(c->arena, d->dv->name_text));
+    *formulas_name = NULL;
+    *nformulas = 0;
     if (d->limit) {
         tgt_set(e, "why", tgs_c_comment(c->arena, d->limit));
         return tgt_render_str(&t->not_generated, e, c->arena);
@@ -150,15 +128,12 @@ const char *tge_ag_node(tge_ctx *c, const tge_ag_templates *t, const tgf_deriv *
         tgs_list_add(&rows, c->arena, formula_row(c, t, d, f));
     }
     const char *name = tgs_fmt(c->arena, "%s_formulas", d->node_name);
-    const char *ref = tge_ag_table(c, t, "tg_ag_formula", name, &rows, &table);
+    *formulas_name = tge_ag_table(c, t, "tg_ag_formula", name, &rows, &table);
+    *nformulas = rows.n;
     tgt_set(e, "type", type);
     tgs_list fields = node_fields(c, d);
     tgt_set_list(e, "fields", &fields);
     tgt_set_list(e, "formulas", &formulas);
     tgt_set_list(e, "formula_table", &table);
-    tgt_set(e, "formula_ref", ref ? tgs_fmt(c->arena, "%s, %d", ref, rows.n) : "NULL, 0");
-    const char *release = release_saved(c, t, d, e);
-    tgt_set(e, "release_saved", release);
-    tgt_set(e, "release", *release ? tgs_fmt(c->arena, "%s_release_saved", d->node_name) : "NULL");
     return tgt_render_str(&t->node, e, c->arena);
 }

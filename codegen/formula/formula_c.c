@@ -4,6 +4,7 @@
  * error recorded and leaks nothing. Scalars are plain C expressions, except size(d), which can
  * fail (a dimension out of range). Saved tensors are unpacked once, at the top, which is also
  * where a freed graph or an in-place modification is reported (tg_autograd_unpack). */
+#include <ctype.h>
 #include <stdarg.h>
 #include <string.h>
 
@@ -324,7 +325,7 @@ static void store(cc *c, int k, const tgf_node *n, val v)
 {
     if (n->type != TGA_TENSOR && n->type != TGA_OPT_TENSOR) tgf__c_line(c, "t%d = %s;", k, v.c);
     else if (v.temp >= 0) {
-        tgf__c_line(c, "t%d = t%d;\n%*st%d = NULL;", k, v.temp, 4 * (c->depth + 1), "", v.temp);
+        tgf__c_line(c, "t%d = tg__gen_take(&t%d);", k, v.temp);
         if (v.temp < 512) c->live[v.temp] = false;
     } else tgf__c_line(c, "t%d = tg_retain(%s);", k, v.c);
 }
@@ -369,8 +370,7 @@ static void compile_tuple(cc *c, const tgf_node *n, const int *temps)
     val v = tgf__c_compile(c, n); /* a call: its result struct */
     for (int i = 0; i < n->ntuple; i++) {
         const char *field = n->callee->rets[i].name;
-        tgf__c_line(c, "t%d = %s.%s;", temps[i], v.c, field);
-        tgf__c_line(c, "%s.%s = NULL;", v.c, field);
+        tgf__c_line(c, "t%d = tg__gen_take(&%s.%s);", temps[i], v.c, field);
     }
 }
 
@@ -446,6 +446,67 @@ val tgf__c_compile(cc *c, const tgf_node *n)
 
 /* ------------------------------------------------------------------ functions */
 
+/* Whether the compiled body reads the node (the forward frame) `n`. */
+static bool reads_n(const cc *c)
+{
+    for (const char *p = c->body.data; p && (p = strstr(p, "n->")); p++)
+        if (p == c->body.data || !(isalnum((unsigned char)p[-1]) || p[-1] == '_')) return true;
+    return false;
+}
+
+/* Appends the statements, several to a line of at most 100 columns; a run of declarations
+ * `tg_tensor *x = NULL;` becomes one declaration. */
+static void put_packed(tgs_buf *b, tgm_arena *a, const tgs_list *stmts)
+{
+    static const char decl[] = "tg_tensor *";
+    const size_t type_len = sizeof decl - 2; /* "tg_tensor " */
+    tgs_buf line;
+    tgs_buf_init(&line);
+    bool in_decl = false; /* line is "tg_tensor *x = NULL, *y = NULL;" so far */
+    for (int i = 0; i <= stmts->n; i++) {
+        const char *s = i < stmts->n ? stmts->items[i] : NULL;
+        size_t n = s ? strlen(s) : 0;
+        bool is_decl =
+            s && !strncmp(s, decl, sizeof decl - 1) && n > 8 && !strcmp(s + n - 8, " = NULL;");
+        /* a declaration's variable without the type and the ';': "*x = NULL" */
+        const char *var = is_decl ? tgs_fmt(a, "%.*s", (int)(n - type_len - 1), s + type_len) : s;
+        if (s && line.len && in_decl == is_decl && line.len + 2 + strlen(var) <= 96) {
+            if (is_decl) line.len--; /* its ';' */
+            tgs_printf(&line, is_decl ? ", %s;" : " %s", var);
+            continue;
+        }
+        if (line.len) tgs_printf(b, "    %.*s\n", (int)line.len, line.data);
+        line.len = 0;
+        if (s) tgs_puts(&line, is_decl ? tgs_fmt(a, "tg_tensor %s;", var) : s);
+        in_decl = is_decl;
+    }
+    tgs_buf_free(&line);
+}
+
+/* The top of a compiled function: `self` declares `n` from the parameter `param` (or the
+ * parameter is marked unused), then the locals and the temporaries, then the body. */
+static void assemble(cc *c, tgs_buf *b, const char *self, const char *param, tgs_list *locals)
+{
+    if (reads_n(c)) tgs_printf(b, "    %s\n", self);
+    else tgs_printf(b, "    (void)%s;\n", param);
+    /* the tensor temporaries first, so that they pack into few declarations */
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < c->decls.n; i++)
+            if ((strncmp(c->decls.items[i], "tg_tensor *", 11) == 0) == (pass == 0))
+                tgs_list_add(locals, c->a, c->decls.items[i]);
+    put_packed(b, c->a, locals);
+}
+
+/* The end of a compiled function: the body, the error label, the releases, the return. */
+static void finish(cc *c, tgs_buf *b, const char *result)
+{
+    tgs_puts(b, c->body.data ? c->body.data : "");
+    if (c->gotos) tgs_puts(b, "done:\n");
+    put_packed(b, c->a, &c->releases);
+    tgs_printf(b, "    return %s;\n}\n", result);
+    tgs_buf_free(&c->body);
+}
+
 bool tgf_formula_may_be_undefined(const tgf_formula *f)
 {
     return f->src->nvars == 1 && f->edges[0] >= 0 && f->root->type == TGA_OPT_TENSOR;
@@ -472,8 +533,7 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
     bool list = f->root->type == TGA_TENSOR_LIST;
     bool opt = tgf_formula_may_be_undefined(f);
     if (list && v.temp >= 0) {
-        tgf__c_line(&c, "tg_r = %s;", v.c);
-        tgf__c_line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
+        tgf__c_line(&c, "tg_r = tg__gen_take_list(&%s);", v.c);
     } else if (list) { /* borrowed (grads, a list literal): the caller gets its own */
         tgf__c_line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
     } else if (joint && f->root->kind != TGF_CALL && f->root->kind != TGF_HELPER) {
@@ -489,13 +549,11 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
         const tga_op *op = f->root->callee;
         for (int k = 0; k < f->src->nvars; k++)
             tgf__c_line(
-                &c,
-                "if (tg__node_needs_input_grad(&n->base, %d)) {\n%8sout[%d] = %s.%s;\n%8s%s.%s = NULL;\n    }",
-                f->edges[k], "", f->edges[k], v.c, op->rets[k].name, "", v.c, op->rets[k].name);
+                &c, "if (tg__node_needs_input_grad(&n->base, %d)) out[%d] = tg__gen_take(&%s.%s);",
+                f->edges[k], f->edges[k], v.c, op->rets[k].name);
         tgf__c_line(&c, "tg_rc = 0;");
     } else if (v.temp >= 0) {
-        tgf__c_line(&c, "tg_r = %s;", v.c);
-        tgf__c_line(&c, "%s = NULL;", v.c);
+        tgf__c_line(&c, "tg_r = tg__gen_take(&%s);", v.c);
     } else {
         tgf__c_line(&c, "tg_r = tg_retain(%s);", v.c);
     }
@@ -515,18 +573,15 @@ const char *tgf_compile(tgm_arena *a, const tgf_deriv *d, const tgf_formula *f, 
         tgs_printf(&b, "static tg_tensor_list %s(tg_node *tg_nd, tg_tensor *const *grads)\n{\n",
                    fn);
     else tgs_printf(&b, "static tg_tensor *%s(tg_node *tg_nd, tg_tensor *const *grads)\n{\n", fn);
-    tgs_printf(&b, "    %s *n = (%s *)tg_nd;\n", node_type, node_type);
-    tgs_puts(&b, joint  ? "    int tg_rc = -1;\n"
-                 : list ? "    tg_tensor_list tg_r = { NULL, 0 };\n"
-                 : opt  ? "    int tg_rc = -1;\n    tg_tensor *tg_r = NULL;\n"
-                        : "    tg_tensor *tg_r = NULL;\n");
-    for (int i = 0; i < c.decls.n; i++) tgs_printf(&b, "    %s\n", c.decls.items[i]);
-    tgs_puts(&b, c.uses_grads ? "    (void)n;\n" : "    (void)n;\n    (void)grads;\n");
-    tgs_puts(&b, c.body.data ? c.body.data : "");
-    if (c.gotos) tgs_puts(&b, "done:\n");
-    for (int i = 0; i < c.releases.n; i++) tgs_printf(&b, "    %s\n", c.releases.items[i]);
-    tgs_puts(&b, joint || opt ? "    return tg_rc;\n}\n" : "    return tg_r;\n}\n");
-    tgs_buf_free(&c.body);
+    const char *self = tgs_fmt(a, "%s *n = (%s *)tg_nd;", node_type, node_type);
+    tgs_list locals = { 0 };
+    if (joint || opt) tgs_list_add(&locals, a, "int tg_rc = -1;");
+    if (!joint)
+        tgs_list_add(&locals, a,
+                     list ? "tg_tensor_list tg_r = { NULL, 0 };" : "tg_tensor *tg_r = NULL;");
+    assemble(&c, &b, self, "tg_nd", &locals);
+    if (!c.uses_grads) tgs_puts(&b, "    (void)grads;\n");
+    finish(&c, &b, joint || opt ? "tg_rc" : "tg_r");
     return tgs_finish(&b, a);
 }
 
@@ -538,29 +593,23 @@ const char *tgf_compile_forward(tgm_arena *a, const tgf_deriv *d, const tgf_node
     val v = tgf__c_compile(&c, root);
     bool list = root->type == TGA_TENSOR_LIST;
     if (list && v.temp >= 0) {
-        tgf__c_line(&c, "tg_r = %s;", v.c);
-        tgf__c_line(&c, "%s = (tg_tensor_list){ NULL, 0 };", v.c);
+        tgf__c_line(&c, "tg_r = tg__gen_take_list(&%s);", v.c);
     } else if (list) {
         tgf__c_line(&c, "tg_r = tg__gen_list_copy(%s);", v.c);
     } else if (v.temp >= 0) {
-        tgf__c_line(&c, "tg_r = %s;", v.c);
-        tgf__c_line(&c, "%s = NULL;", v.c);
+        tgf__c_line(&c, "tg_r = tg__gen_take(&%s);", v.c);
     } else {
         tgf__c_line(&c, "tg_r = tg_retain(%s);", v.c);
     }
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_printf(&b, "/* %s */\n", tgs_c_comment(a, comment));
-    tgs_printf(&b, "static %s%s(void *tg_frame)\n{\n    %s *n = tg_frame;\n",
-               list ? "tg_tensor_list " : "tg_tensor *", fn, ctx_type);
-    tgs_puts(&b,
-             list ? "    tg_tensor_list tg_r = { NULL, 0 };\n" : "    tg_tensor *tg_r = NULL;\n");
-    for (int i = 0; i < c.decls.n; i++) tgs_printf(&b, "    %s\n", c.decls.items[i]);
-    tgs_puts(&b, "    (void)n;\n");
-    tgs_puts(&b, c.body.data ? c.body.data : "");
-    if (c.gotos) tgs_puts(&b, "done:\n");
-    for (int i = 0; i < c.releases.n; i++) tgs_printf(&b, "    %s\n", c.releases.items[i]);
-    tgs_puts(&b, "    return tg_r;\n}\n");
-    tgs_buf_free(&c.body);
+    tgs_printf(&b, "static %s%s(void *tg_frame)\n{\n", list ? "tg_tensor_list " : "tg_tensor *",
+               fn);
+    tgs_list locals = { 0 };
+    tgs_list_add(&locals, a,
+                 list ? "tg_tensor_list tg_r = { NULL, 0 };" : "tg_tensor *tg_r = NULL;");
+    assemble(&c, &b, tgs_fmt(a, "%s *n = tg_frame;", ctx_type), "tg_frame", &locals);
+    finish(&c, &b, "tg_r");
     return tgs_finish(&b, a);
 }

@@ -256,8 +256,7 @@ val tgf__c_builtin(cc *c, const tgf_node *n)
     if (!strcmp(w, "std::get")) { /* moves element index out of the tuple temporary */
         int k = tgf__c_temp(c, "tg_tensor *", NULL);
         const char *field = n->args[0]->callee->rets[n->index].name;
-        tgf__c_line(c, "t%d = %s.%s;", k, x, field);
-        tgf__c_line(c, "%s.%s = NULL;", x, field);
+        tgf__c_line(c, "t%d = tg__gen_take(&%s.%s);", k, x, field);
         return (val){ tgs_fmt(c->a, "t%d", k), k };
     }
     /* <cmath> on numbers */

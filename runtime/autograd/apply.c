@@ -1,7 +1,8 @@
-/* The apply of a generated node (record.h, "backward"): its formulas in file order, each run
- * when one of the edges it gives a gradient for needs one, with the caller's scope suspended
- * (the temporaries of a formula are its own to release). The first failure stops the rest;
- * the engine releases what out[] already holds. */
+/* A generated node at backward (record.h, "backward"). Its apply runs its formulas in file
+ * order, each when one of the edges it gives a gradient for needs one, with the caller's scope
+ * suspended (the temporaries of a formula are its own to release); the first failure stops
+ * the rest, and the engine releases what out[] already holds. Its release_saved drops the
+ * tensors it saved, as its type's save table lists them. */
 #include "autograd/autograd_private.h"
 #include "autograd/formula_glue.h"
 #include "autograd/record.h"
@@ -32,4 +33,19 @@ int tg__autograd_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out)
         if (needed(n, &type->formulas[i])) rc = run(&type->formulas[i], n, grads, out);
     tg_scope_resume(sc);
     return rc;
+}
+
+void tg__autograd_release_saved(tg_node *n)
+{
+    const tg_ag_node_type *type = (const tg_ag_node_type *)n->vt;
+    for (int i = 0; i < type->nsaves; i++) {
+        void *field = (char *)n + type->saves[i].to;
+        if (type->saves[i].kind == TG_AG_SAVE_TENSOR) {
+            tg_autograd_saved_release(field);
+        } else if (type->saves[i].kind == TG_AG_SAVE_TENSORS) {
+            /* emptied: release_saved runs after backward and again when the node dies */
+            tg_tensor_list_release(*(tg_tensor_list *)field);
+            *(tg_tensor_list *)field = (tg_tensor_list){ NULL, 0 };
+        }
+    }
 }

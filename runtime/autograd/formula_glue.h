@@ -50,6 +50,22 @@ static inline TG__UNUSED tg_int_list tg__gen_ints_new(int64_t n)
 
 static inline TG__UNUSED void tg__gen_ints_free(tg_int_list l) { free((void *)l.data); }
 
+/* Moves an owned tensor (list) out of a formula's temporary, which is left empty: the value
+ * now belongs to whatever it was assigned to. */
+static inline TG__UNUSED tg_tensor *tg__gen_take(tg_tensor **t)
+{
+    tg_tensor *r = *t;
+    *t = NULL;
+    return r;
+}
+
+static inline TG__UNUSED tg_tensor_list tg__gen_take_list(tg_tensor_list *l)
+{
+    tg_tensor_list r = *l;
+    *l = (tg_tensor_list){ NULL, 0 };
+    return r;
+}
+
 /* Releases a formula's temporary as soon as the call that used it returned. */
 #define TG__GEN_DROP(t) (tg_release(t), (t) = NULL)
 

@@ -249,6 +249,7 @@ int tg__autograd_begin(tg_ag_call *c, const tg_ag_op *op, void *frame)
         return -1;
     }
     c->prev = tg__autograd_below_begin();
+    c->begun = true;
     return 0;
 }
 
@@ -312,6 +313,7 @@ static void save_outputs(const tg_ag_entry *e, tg_node *node, void *result)
 
 int tg__autograd_end(tg_ag_call *c, void *result)
 {
+    if (!c->begun) return -1;
     tg__autograd_below_end(c->prev);
     const tg_ag_entry *e = c->op->entry;
     int rc = call_failed(e, result) ? -1 : 0;

@@ -136,6 +136,7 @@ typedef struct tg_ag_call {
     tg_tensor *self0; /* an in-place op's self as it was, for forward formulas */
     tg_keyset prev;   /* the excluded keys to restore */
     bool grad, fw;    /* reverse mode records; some input has a tangent */
+    bool begun;       /* begin succeeded: end has work to do */
 } tg_ag_call;
 
 /* Before the operator runs below autograd: checks, the node with its edges and what it saves
@@ -143,7 +144,8 @@ typedef struct tg_ag_call {
 int tg__autograd_begin(tg_ag_call *c, const tg_ag_op *op, void *frame);
 /* After: restores the keys; gives the outputs in *result (the kernel's return value) their
  * history, their tangents and the node what it saves of them. When the operator failed (every
- * output NULL) or this fails, *result is released and zeroed. 0 or -1. */
+ * output NULL) or this fails, *result is released and zeroed. 0 or -1; -1 at once, with
+ * *result untouched, when begin failed (the kernel then never ran the operator). */
 int tg__autograd_end(tg_ag_call *c, void *result);
 
 /* forward.c: the outputs' tangents at every level where an input has one. 0 or -1. */
@@ -175,15 +177,20 @@ typedef struct tg_ag_formula {
     } fn;
 } tg_ag_formula;
 
-/* A generated node's type: its vtable (whose apply is tg__autograd_apply) and its formulas. */
+/* A generated node's type: its vtable (apply tg__autograd_apply; release_saved
+ * tg__autograd_release_saved, or NULL when it saves no tensor), its formulas and what it
+ * saves (the entry's saves, whose tensors release_saved drops). */
 typedef struct tg_ag_node_type {
     tg_node_vtable vt;
     const tg_ag_formula *formulas;
     int nformulas;
+    const tg_ag_save *saves;
+    int nsaves;
 } tg_ag_node_type;
 
-/* The apply of a generated node (its vtable is a tg_ag_node_type's), and that of a node that
- * fails because tgen generated none (tg_ag_entry.why). */
+/* The apply and release_saved of a generated node (its vtable is a tg_ag_node_type's), and the
+ * apply of a node that fails because tgen generated none (tg_ag_entry.why). */
+void tg__autograd_release_saved(tg_node *n);
 int tg__autograd_apply(tg_node *n, tg_tensor *const *grads, tg_tensor **out);
 int tg__autograd_apply_not_generated(tg_node *n, tg_tensor *const *grads, tg_tensor **out);
 

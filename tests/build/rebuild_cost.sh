@@ -4,8 +4,9 @@
 # kernel, the page's own commands, so that the page and this check agree), rebuild, and count
 # the translation units make compiled; then add its derivative (the page's derivatives.yaml
 # entry), rebuild and count again. Fails when the operator compiled more than MAX_UNITS
-# (default 5: the kernel, tg_ops.c, tg_register.c, tg_boxed.c, tg_autograd.c), the derivative
-# more than 1 (tg_autograd.c), or when either would compile a CUDA file:
+# (default 5: the kernel, tg_register.c and one shard each of tg_ops_<k>.c, tg_boxed_<k>.c and
+# tg_autograd_<k>.c), the derivative
+# more than 1 (its tg_autograd_<k>.c), or when either would compile a CUDA file:
 #   CUDA=0 (default, fast): the .cu files' dependencies, as the preprocessor finds them
 #          (g++ -MM -MG, which lists a missing CUDA header instead of failing), must name none
 #          of the files the change wrote;

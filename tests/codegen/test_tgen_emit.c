@@ -414,7 +414,7 @@ Test(tgen_emit, operator_library_without_derivatives)
     cr_expect(strstr(ag, "tg_tensor *testops__autograd_kernel_scale(") &&
                   strstr(ag, "{ \"testops::scale\", \"testops::scale\", &tg__ni_scale_entry, "
                              "false }") &&
-                  strstr(ag, ".vt = NULL, .node_size = 0, .why = NULL,"),
+                  strstr(ag, "tg__ni_scale_entry = {\n    .inputs = "),
               "autograd kernels recording NotImplemented nodes:\n%s", ag);
     free(ag);
     const char *const sources[] = { "testops_ops.c", "testops_register.c", "testops_autograd.c" };

@@ -133,7 +133,7 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
     expect_has("static int OptGradBackward0_self(tg_node *tg_nd, tg_tensor *const *grads, "
                "tg_tensor **out)");
     expect_has("{ TG_AGF_STATUS, -1, UINT64_C(0x1), -1, NULL, .fn.status = OptGradBackward0_self "
-               "},");
+               "}");
     expect_has("n->dim.has_value && (((void)s_self, TG_STRIDED) == TG_STRIDED)");
     expect_has("if ((grads[0] != NULL) && tg_is_grad_enabled()) {");
     expect_has("sqrt((double)(3.1415926535897931))");
@@ -149,10 +149,10 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
 Test(tgen_pytorch_forms, saves_scalar_outputs_by_value)
 {
     expect_has("{ TG_AG_SAVE_VALUE, true, 1, offsetof(tg__node_WithCountBackward0, result1), "
-               "sizeof(int64_t), NULL },");
+               "sizeof(int64_t), NULL }");
     expect_has("tg__grad_scaled(grads[0], (double)(n->result1))");
-    expect_has("TG_AG_OUT_TENSOR, true },");
-    expect_has("sizeof(int64_t), TG_AG_OUT_OTHER, true },");
+    expect_has("TG_AG_OUT_TENSOR, true }");
+    expect_has("sizeof(int64_t), TG_AG_OUT_OTHER, true }");
 }
 
 /* Entries tgen cannot generate: the operator's kernel records a node of the entry's name whose
