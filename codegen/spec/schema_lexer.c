@@ -3,7 +3,6 @@
  * `->` and the punctuation `()[],.*?!=|-`. Its errors, like the parser's, name the offending
  * character at its column in the file (tgm__sp_loc) and stop the schema's parsing. */
 #include <stdarg.h>
-#include <stdio.h>
 #include <string.h>
 
 #include "spec/schema_lexer.h"
@@ -18,12 +17,10 @@ bool tgm__sp_fail(parser *p, size_t off, const char *fmt, ...)
 {
     if (p->failed) return false;
     p->failed = true;
-    char msg[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    tgm_verror(tgm__sp_loc(p, off), 511, fmt, ap);
     va_end(ap);
-    tgm_error(tgm__sp_loc(p, off), "%s", msg);
     return false;
 }
 
