@@ -516,10 +516,11 @@ enum {
     DEV = TGF_CLASS_DEVICE,
 };
 
-/* Rows of one site are tried in table order; the only names two rows of a site share are the
+/* The rows of each site are tried in order; the only names two rows of a site share are the
  * methods of different receivers (a Tensor's is_cpu() and a Device's). */
-static const tgf_form forms[] = {
-    /* ---- names; the lambda's parameter first (it may be called anything) */
+
+/* Names; the lambda's parameter first (it may be called anything). */
+static const tgf_form names[] = {
     { "lambda parameter", TGF_FORM_NAME, TGF_MATCH_LAMBDA, .type = TGA_INT, .check = check_name,
       .lower = lower_lambda_param },
     { "M_PI", CONSTANT(3.14159265358979323846) },
@@ -539,13 +540,13 @@ static const tgf_form forms[] = {
     { "None", REDUCTION(0) },
     { "Mean", REDUCTION(1) },
     { "Sum", REDUCTION(2) },
-    { "nullopt", TGF_FORM_NAME, TGF_MATCH_BARE, .type = TGF_KIND_NONE, .check = check_name,
-      .c_text = "NULL" },
     /* named as written (at::MemoryFormat::Contiguous) */
     { "Contiguous", MEMORY_FORMAT, .c_text = "TG_CONTIGUOUS_FORMAT" },
     { "Preserve", MEMORY_FORMAT, .c_text = "TG_PRESERVE_FORMAT" },
     { "ChannelsLast", MEMORY_FORMAT, .c_text = "TG_CHANNELS_LAST" },
     { "ChannelsLast3d", MEMORY_FORMAT, .c_text = "TG_CHANNELS_LAST_3D" },
+    { "nullopt", TGF_FORM_NAME, TGF_MATCH_BARE, .type = TGF_KIND_NONE, .check = check_name,
+      .c_text = "NULL" },
     /* Every tensorgen tensor is strided: the other layouts are values no tensor has. */
     { "kStrided", LAYOUT, .c_text = "TG_STRIDED" },
     { "kSparse", LAYOUT, .c_text = "((tg_layout)1)" },
@@ -562,8 +563,10 @@ static const tgf_form forms[] = {
      * conservatively true (the copy PyTorch makes when the graph is retained is kept). */
     { "retain_variables", TGF_FORM_NAME, .type = TGA_BOOL, .check = check_backward_name,
       .c_text = "true" },
+};
 
-    /* ---- calls, found before their arguments are checked */
+/* Calls, found before their arguments are checked. */
+static const tgf_form calls[] = {
     { "fmap", TGF_FORM_CALL, .type = TGA_INT_LIST, .check = check_fmap, .lower = lower_int_fill,
       .lowers = body_is_c },
     { "is_enabled", TGF_FORM_CALL, TGF_MATCH_QUALIFIED, "GradMode", .type = TGA_BOOL,
@@ -596,15 +599,15 @@ static const tgf_form forms[] = {
     { "isFloatingType", CALL1(TGF_MATCH_BARE, TGF_CLASS_DTYPE, ", not a ScalarType", TGA_BOOL),
       .c_text = "tg_dtype_is_floating(%s)" },
     { "not_implemented_list", TGF_FORM_CALL, .check = check_not_implemented_list },
+};
 
-    /* ---- <cmath> of numbers, found once the arguments are checked (of tensors: operators) */
-    { "sqrt", CMATH },
-    { "exp", CMATH },
-    { "log", CMATH },
-    { "abs", CMATH },
-    { "pow", CMATH },
+/* <cmath> of numbers, found once the arguments are checked (of tensors: the operators). */
+static const tgf_form cmath[] = {
+    { "sqrt", CMATH }, { "exp", CMATH }, { "log", CMATH }, { "abs", CMATH }, { "pow", CMATH },
+};
 
-    /* ---- methods: of a Tensor (or Tensor?) */
+/* Methods, of a Tensor (or Tensor?) first. */
+static const tgf_form methods[] = {
     { "defined", METHOD(T, TGA_BOOL), .c_text = "(%s != NULL)" },
     { "layout", METHOD(T, TGA_LAYOUT), .c_text = "((void)%s, TG_STRIDED)" },
     { "dtype", METHOD(T, TGA_DTYPE), .c_text = "tg_tensor_dtype(%s)" },
@@ -668,8 +671,10 @@ static const tgf_form forms[] = {
     /* any method of a value not yet checkable: not either */
     { NULL, TGF_FORM_METHOD, .classes = TGF_CLASS_UNMAPPED, .type = TGA_UNSUPPORTED, .nargs = -1,
       .check = check_method },
+};
 
-    /* ---- templates, found once their arguments are checked */
+/* Templates, found once their arguments are checked. */
+static const tgf_form templates[] = {
     { "tuple", TGF_FORM_TEMPLATE, TGF_MATCH_BARE, .text = "std::tuple", .check = check_tuple },
     { "vector", TGF_FORM_TEMPLATE, TGF_MATCH_BARE, .text = "std::vector", .check = check_vector,
       .lower = lower_int_fill, .lowers = int_list },
@@ -677,11 +682,16 @@ static const tgf_form forms[] = {
       .lower = lower_optional },
     { "OptionalArrayRef", TGF_FORM_TEMPLATE, TGF_MATCH_BARE, .type = TGA_OPT_INT_LIST,
       .check = check_optional, .lower = lower_same },
-    { "std::get", TGF_FORM_GET, .check = check_get, .lower = lower_get, .lowers = of_call },
+};
 
-    /* ---- syntax the checker types where it builds the node: xs[i] of a list (an element),
-     * {true, false} (a bool[N]), opt->m() (the value of a Tensor?), *opt (the value of an
-     * optional), !opt (whether it is None) */
+static const tgf_form get[] = {
+    { "std::get", TGF_FORM_GET, .check = check_get, .lower = lower_get, .lowers = of_call },
+};
+
+/* Syntax the checker types where it builds the node: xs[i] of a list (an element), {true,
+ * false} (a bool[N]), opt->m() (the value of a Tensor?), *opt (the value of an optional), !opt
+ * (whether it is None). */
+static const tgf_form syntax[] = {
     { "[]", SYNTAX, .lower = lower_index, .lowers = not_of_list_input },
     { "{}", SYNTAX, .lower = lower_bool_list },
     { "->", SYNTAX, .lower = lower_value },
@@ -689,31 +699,48 @@ static const tgf_form forms[] = {
     { "!", SYNTAX, .lower = lower_not },
 };
 
+#define ROWS(a)                   \
+    {                             \
+        a, sizeof a / sizeof a[0] \
+    }
+static const struct {
+    const tgf_form *rows;
+    size_t n;
+} sites[] = {
+    [TGF_FORM_NAME] = ROWS(names),         [TGF_FORM_CALL] = ROWS(calls),
+    [TGF_FORM_CMATH] = ROWS(cmath),        [TGF_FORM_METHOD] = ROWS(methods),
+    [TGF_FORM_TEMPLATE] = ROWS(templates), [TGF_FORM_GET] = ROWS(get),
+    [TGF_FORM_SYNTAX] = ROWS(syntax),
+};
+
 /* ------------------------------------------------------------------ the plug-in */
 
-static bool matches(const tgf_checker *c, const tgf_form *f, const char *name, unsigned classes)
+/* Whether row f is one for `name` (bare: without its namespaces), of a receiver of `classes`. */
+static bool matches(const tgf_checker *c, const tgf_form *f, const char *name, const char *bare,
+                    unsigned classes)
 {
     if (f->site == TGF_FORM_METHOD)
         return (f->classes & classes) && (!f->name || !strcmp(f->name, name));
     if (f->site == TGF_FORM_GET) return true;
     switch (f->match) {
     case TGF_MATCH_EXACT: return !strcmp(name, f->name);
-    case TGF_MATCH_BARE: return !strcmp(unqualified(name), f->name);
-    case TGF_MATCH_QUALIFIED: return !strcmp(unqualified(name), f->name) && strstr(name, f->qual);
+    case TGF_MATCH_BARE: return !strcmp(bare, f->name);
+    case TGF_MATCH_QUALIFIED: return !strcmp(bare, f->name) && strstr(name, f->qual);
     case TGF_MATCH_LAMBDA: return c->lambda_param && !strcmp(name, c->lambda_param);
     }
     return false;
 }
 
-/* Asks the rows of `site` that match `name` (a method's: and its receiver args[0]), in table
- * order, until one types e. */
+/* Asks the rows of `site` that match `name` (a method's: and its receiver args[0]), in order,
+ * until one types e. */
 static tgf_node *ask_rows(tgf_checker *c, tgf_form_site site, const tgm_expr *e, const char *name,
                           tgf_node **args)
 {
     unsigned classes = site == TGF_FORM_METHOD ? classes_of(args[0]->type) : 0;
-    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
-        const tgf_form *f = &forms[i];
-        if (f->site != site || !matches(c, f, name, classes)) continue;
+    const char *bare = unqualified(name);
+    for (size_t i = 0; i < sites[site].n; i++) {
+        const tgf_form *f = &sites[site].rows[i];
+        if (!matches(c, f, name, bare, classes)) continue;
         tgf_node *n = f->check(c, e, f, args);
         if (n || c->failed) return n;
     }
@@ -759,10 +786,10 @@ static tgf_node *form_construct(tgf_checker *c, const tgm_expr *e)
     return n;
 }
 
-static const tgf_form *form_of_syntax(const char *syntax)
+static const tgf_form *form_of_syntax(const char *name)
 {
-    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++)
-        if (forms[i].site == TGF_FORM_SYNTAX && !strcmp(forms[i].name, syntax)) return &forms[i];
+    for (size_t i = 0; i < sizeof syntax / sizeof syntax[0]; i++)
+        if (!strcmp(syntax[i].name, name)) return &syntax[i];
     return NULL;
 }
 

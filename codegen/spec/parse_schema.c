@@ -56,11 +56,10 @@ static bool parse_type(parser *p, tgm_type *ty)
     memset(ty, 0, sizeof *ty);
     if (p->t.kind != T_IDENT)
         return tgm__sp_fail(p, p->t.off, "expected a type, found %s", tgm__sp_found(p));
-    int b = 0;
-    while (b < TGM_BASE_COUNT && !tgm__sp_tok_is(p, tgm_base_name((tgm_base)b))) b++;
+    tgm_base b = tgm__base_named(p->s + p->t.off, p->t.len); /* an identifier (above) */
     if (b == TGM_BASE_COUNT)
         return tgm__sp_fail(p, p->t.off, "unknown type '%.*s'", (int)p->t.len, p->s + p->t.off);
-    ty->base = (tgm_base)b;
+    ty->base = b;
     size_t type_off = p->t.off;
     tgm__sp_next(p);
     if (tgm__sp_is_punct(p, '(')) {

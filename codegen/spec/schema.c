@@ -32,6 +32,15 @@ static const char *const base_names[TGM_BASE_COUNT] = {
 
 const char *tgm_base_name(tgm_base b) { return (unsigned)b < TGM_BASE_COUNT ? base_names[b] : "?"; }
 
+tgm_base tgm__base_named(const char *text, size_t len)
+{
+    int b = 0;
+    while (b < TGM_BASE_COUNT &&
+           (strlen(base_names[b]) != len || strncmp(base_names[b], text, len)))
+        b++;
+    return (tgm_base)b;
+}
+
 static void put_type(tgs_buf *b, const tgm_type *t)
 {
     tgs_puts(b, tgm_base_name(t->base));

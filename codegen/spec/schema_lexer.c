@@ -107,15 +107,7 @@ bool tgm__sp_next(parser *p)
     return ok;
 }
 
-bool tgm__sp_is_punct(const parser *p, char c) { return p->t.kind == T_PUNCT && p->t.ch == c; }
-
 char *tgm__sp_tok_text(const parser *p) { return tgm_strndup(p->a, p->s + p->t.off, p->t.len); }
-
-bool tgm__sp_tok_is(const parser *p, const char *word)
-{
-    return p->t.kind == T_IDENT && strlen(word) == p->t.len &&
-           !strncmp(p->s + p->t.off, word, p->t.len);
-}
 
 /* What the current token is, for "expected X, found Y" messages. */
 const char *tgm__sp_found(const parser *p)

@@ -4,6 +4,8 @@
 #ifndef TGEN_SCHEMA_LEXER_H
 #define TGEN_SCHEMA_LEXER_H
 
+#include <string.h>
+
 #include "spec/frontend.h"
 
 typedef enum { T_EOF, T_IDENT, T_INT, T_FLOAT, T_STR, T_ARROW, T_PUNCT } tok_kind;
@@ -30,11 +32,21 @@ tgm_loc tgm__sp_loc(const parser *p, size_t off);
  * returns false. */
 bool tgm__sp_fail(parser *p, size_t off, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
-bool tgm__sp_next(parser *p); /* advances to the next token; false after an error */
-bool tgm__sp_is_punct(const parser *p, char c);
-char *tgm__sp_tok_text(const parser *p);                /* the current token, in the arena */
-bool tgm__sp_tok_is(const parser *p, const char *word); /* an identifier equal to word */
-const char *tgm__sp_found(const parser *p);             /* "'x'", "end of schema": for messages */
+bool tgm__sp_next(parser *p);               /* advances to the next token; false after an error */
+char *tgm__sp_tok_text(const parser *p);    /* the current token, in the arena */
+const char *tgm__sp_found(const parser *p); /* "'x'", "end of schema": for messages */
 bool tgm__sp_expect(parser *p, char c, const char *what);
+
+/* Whether the current token is the punctuation c; an identifier equal to word (the parser asks
+ * at every token: inline). */
+static inline bool tgm__sp_is_punct(const parser *p, char c)
+{
+    return p->t.kind == T_PUNCT && p->t.ch == c;
+}
+static inline bool tgm__sp_tok_is(const parser *p, const char *word)
+{
+    return p->t.kind == T_IDENT && strlen(word) == p->t.len &&
+           !strncmp(p->s + p->t.off, word, p->t.len);
+}
 
 #endif
