@@ -21,9 +21,10 @@
  *   syntax     xs[i] of a list, {true, false}, opt->m(), *opt, !opt: typed by the checker's
  *              core and operators, which find these rows by their syntax (tgf_find_form)
  *
- * The table is the checker's plug-in tgf_cpp_forms (formula_plugins.h). A form without a
- * lowering, or whose `lowers` refuses a node, is one tgen does not compile to C yet
- * (tgf_c_unsupported): its entries become failing nodes. */
+ * The rows, one array per site (where the form is written), are the checker's plug-in
+ * tgf_cpp_forms (formula_plugins.h). A form without a lowering, or whose `lowers` refuses a
+ * node, is one tgen does not compile to C yet (tgf_c_unsupported): its entries become failing
+ * nodes. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -55,9 +56,9 @@ static unsigned classes_of(int t)
     return k;
 }
 
-static bool check_args(tgf_checker *c, const tgm_expr *e, tgf_node **args, int from)
+static bool check_args(tgf_checker *c, const tgm_expr *e, tgf_node **args)
 {
-    for (int i = from; i < e->nargs; i++)
+    for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return false;
     return true;
 }
@@ -98,7 +99,7 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e, const tgf_form *f
 {
     if (e->nargs > 8) return NULL;
     if (e->nargs != f->nargs) return arity(c, e, e->name, f->nargs);
-    if (!check_args(c, e, args, 0)) return NULL;
+    if (!check_args(c, e, args)) return NULL;
     if (f->nargs && !(classes_of(args[0]->type) & f->classes)) {
         tgf_fail(c, e->args[0]->offset, "'%s' of %s%s", e->name, tgf_type_text(args[0]),
                  f->not_class);
@@ -778,7 +779,7 @@ static tgf_node *form_construct(tgf_checker *c, const tgm_expr *e)
         tgf_fail(c, e->offset, "too many arguments to '%s<...>'", e->name);
         return NULL;
     }
-    if (!check_args(c, e, args, 0)) return NULL;
+    if (!check_args(c, e, args)) return NULL;
     tgf_node *n = ask_rows(c, TGF_FORM_TEMPLATE, e, e->name, args);
     if (!n && !c->failed)
         tgf_fail(c, e->offset, "the template '%s<...>' is not part of the formula language",

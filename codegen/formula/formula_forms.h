@@ -1,6 +1,6 @@
 /* A C++ form of PyTorch's formulas (docs/autograd.md, "C++ forms"): one row holding how the
- * checker types it and how formula_c.c lowers it to C. The rows are formula_forms.c's table
- * (the plug-in tgf_cpp_forms) and forward formulas' `<arg>_t` (formula_forward.c); a TGF_BUILTIN
+ * checker types it and how formula_c.c lowers it to C. The rows are formula_forms.c's (the
+ * plug-in tgf_cpp_forms) and forward formulas' `<arg>_t` (formula_forward.c); a TGF_BUILTIN
  * node points at its row (tgf_node.form), through which formula_c.c compiles it. */
 #ifndef TGEN_FORMULA_FORMS_H
 #define TGEN_FORMULA_FORMS_H
