@@ -215,6 +215,9 @@ typedef struct tga_ops {
  * tgm_error; returns the number of errors (the view is complete enough to keep going either
  * way). */
 int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out);
+/* The C view of schema argument sa before its default: its identifier and kind (tga_build_ops
+ * and the autograd vocabulary, formula_vocab.c, then give it its default each their own way). */
+tga_arg tga_arg_view(tgm_arena *a, const tgm_arg *sa);
 
 /* Helpers over an op. */
 /* Whether the op has a Device argument (factories pick their backend from it). */

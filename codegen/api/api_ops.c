@@ -10,6 +10,11 @@
 
 /* ------------------------------------------------------------------ arguments and returns */
 
+tga_arg tga_arg_view(tgm_arena *a, const tgm_arg *sa)
+{
+    return (tga_arg){ .arg = sa, .name = tga_ident(a, sa->name), .kind = tga_type_kind(&sa->type) };
+}
+
 static int build_args(tgm_arena *a, tga_op *op)
 {
     const tgm_schema *s = &op->f->schema;
@@ -19,9 +24,7 @@ static int build_args(tgm_arena *a, tga_op *op)
     for (int i = 0; i < s->nargs; i++) {
         const tgm_arg *sa = &s->args[i];
         tga_arg *ca = &op->args[i];
-        ca->arg = sa;
-        ca->name = tga_ident(a, sa->name);
-        ca->kind = tga_type_kind(&sa->type);
+        *ca = tga_arg_view(a, sa);
         if (ca->kind == TGA_UNSUPPORTED) {
             tgm_error(sa->loc,
                       "type '%s' of argument '%s' of '%s' has no C mapping in tgen "

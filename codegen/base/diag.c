@@ -1,6 +1,7 @@
 /* Diagnostics (see diag.h). */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "base/diag.h"
 
@@ -23,6 +24,18 @@ void tgm_error(tgm_loc loc, const char *fmt, ...)
     vdiag(loc, "error", fmt, ap);
     va_end(ap);
     g_errors++;
+}
+
+void tgm_verror(tgm_loc loc, size_t max, const char *fmt, va_list ap)
+{
+    char *msg = malloc(max + 1);
+    if (!msg) {
+        fputs("tgen: out of memory\n", stderr);
+        abort();
+    }
+    vsnprintf(msg, max + 1, fmt, ap);
+    tgm_error(loc, "%s", msg);
+    free(msg);
 }
 
 void tgm_note(tgm_loc loc, const char *fmt, ...)

@@ -3,14 +3,21 @@
  *   formula_lex.c, formula_parse.c   text -> tgm_expr (model.h), syntax only; used both by
  *                                     `tgen --check` (which only counts what parses) and by
  *                                     the checker
- *   formula_check.c, formula_names.c  tgm_expr -> tgf_node: names resolved against the entry's
- *                                     schema, operators resolved against the spec's overloads,
- *                                     every node typed; errors point into the formula
+ *   formula_check.c                  the checker's core: tgm_expr -> tgf_node, names resolved
+ *                                     against the entry's schema, every node typed, errors
+ *                                     pointing into the formula; it asks its plug-ins
+ *                                     (formula_check.h, formula_plugins.h) for the rest:
+ *   formula_forms.c                    the C++ forms of PyTorch's formulas, one row each with
+ *                                       its typing and its C lowering
+ *   formula_ops.c                      the operators, desugared into calls
+ *   formula_resolve.c                  calls resolved against the spec's overloads and the
+ *                                       autograd vocabulary
+ *   formula_forward.c                  the names of forward-mode (`result:`) formulas, and
+ *                                       checking them
+ *   formula_names.c                  lookups: operators by name, which types a parameter accepts
  *   formula_vocab.c                  the autograd vocabulary (--autograd-functions): functions
  *                                     formulas call that are not operators
- *   formula_builtin.c                built-in typing of the C++ in PyTorch's formulas
- *   formula_forward.c                the scope and value of forward-mode (`result:`) formulas,
- *                                     type-checked only (--check --strict)
+ *   formula_deriv.c                  whole entries: edges, what a node saves, node names
  *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
  *   emit_autograd.c                  node structs, apply functions, autograd kernels
  *
@@ -84,10 +91,11 @@ typedef enum tgf_node_kind {
     TGF_NOT_IMPL, /* not_implemented("reason"): `c` is the reason */
     TGF_HELPER,   /* a call of an autograd vocabulary function (callee, from the
                                * --autograd-functions file): C `tg__grad_<name>`, name in `c` */
-    TGF_BUILTIN,  /* a C++ construct with built-in typing (formula_builtin.c): a tensor
+    TGF_BUILTIN,  /* a C++ construct with built-in typing (formula_forms.c): a tensor
                                * method such as defined() or options(), an optional's value,
                                * std::get<index>, a template constructed, a constant; `c` names
-                               * it. formula_c.c compiles those tgf_c_builtin_ok accepts. */
+                               * it, `form` says how formula_c.c compiles it (NULL: it does
+                               * not). */
 } tgf_node_kind;
 
 /* Types of values that exist only inside formulas (C++ types without a schema type), after
@@ -108,6 +116,9 @@ typedef enum tgf_meta {
     TGF_DEVICE
 } tgf_meta;
 
+/* A C++ form of PyTorch's formulas: its typing and its C lowering (formula_forms.h). */
+typedef struct tgf_form tgf_form;
+
 typedef struct tgf_node {
     tgf_node_kind kind;
     /* The schema kind, a TGF_KIND_* value, or TGA_UNSUPPORTED for a value of a type without a
@@ -120,6 +131,7 @@ typedef struct tgf_node {
     int index;
     tgf_meta meta;
     const tga_op *callee;
+    const tgf_form *form; /* TGF_BUILTIN: its form, or NULL */
     struct tgf_node **args;
     int nargs;
 } tgf_node;
@@ -270,11 +282,6 @@ bool tgf_vocab_prototype_ok(const tga_op *op); /* whether it has one */
  * beside the derivatives file, else the project's specs/autograd_functions.yaml found from
  * tgen's own path (argv0: <dir>/../specs/), else none (NULL). */
 const char *tgf_vocab_default_path(tgm_arena *a, const char *derivatives, const char *argv0);
-/* The first node of a checked formula that the C emitter cannot compile yet (built-in C++
- * constructs, values of formula-only or unmapped types), or NULL. */
-const tgf_node *tgf_c_unsupported(const tgf_node *n);
-/* Whether the C emitter compiles built-in node n (formula_c.c, compile_builtin). */
-bool tgf_c_builtin_ok(const tgf_node *n);
 
 /* formula_names.c: operator lookup and the node naming rule. */
 /* "AddBackward" + N: CamelCase of the base name (leading underscores dropped). */
@@ -286,8 +293,20 @@ int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int
 bool tgf_accepts(tga_kind want, tga_kind have);
 /* "Tensor", "int[]", "Tensor?" ...: a kind as the schema language writes it, for messages. */
 const char *tgf_kind_text(tga_kind k);
+/* The kind of an optional's value (Tensor? -> Tensor, int[]? -> int[] ...); TGA_UNSUPPORTED
+ * when k is no optional that formulas take apart (*opt, opt.value()). */
+tga_kind tgf_optional_value(tga_kind k);
+/* The optional of values of kind k (std::optional<T>(x)), the inverse; TGA_UNSUPPORTED. */
+tga_kind tgf_optional_of(tga_kind k);
+/* Whether parameter p is one of the TensorOptions parameters after a dtype (layout, device,
+ * pin_memory): C++'s ATen API takes one TensorOptions (x.options()) for all four. */
+bool tgf_options_part(const tga_arg *p);
 
 /* ------------------------------------------------------------------ C (formula_c.c) */
+
+/* The first node of a checked formula that the C emitter cannot compile yet (a C++ form without
+ * a lowering for it, values of formula-only or unmapped types), or NULL. */
+const tgf_node *tgf_c_unsupported(const tgf_node *n);
 
 /* The C function `fn` computing formula f of d from the node `n` (type `node_type`) and the
  * output gradients: `static tg_tensor *fn(node_type *n, tg_tensor *const *grads)` returning a

@@ -8,10 +8,8 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "formula/formula.h"
+#include "formula/formula_forms.h"
 #include "base/strbuf.h"
-
-#include "formula/formula_c_internal.h"
 
 void tgf__c_line(cc *c, const char *fmt, ...)
 {
@@ -217,13 +215,6 @@ static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v
     }
 }
 
-/* Whether parameter p is one of the TensorOptions parameters after dtype. */
-static bool options_part(const tga_arg *p)
-{
-    return p->kind == TGA_OPT_LAYOUT || p->kind == TGA_OPT_DEVICE ||
-           (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
-}
-
 /* The C value of each parameter of n's callee (NULL: omitted, its default): the arguments in
  * order, where `t.options()` fills dtype, layout, device and pin_memory at once (as the checker
  * matched them). */
@@ -240,7 +231,7 @@ static const char **call_values(cc *c, const tgf_node *n)
         }
         const char *t = tgf__c_compile(c, arg->args[0]).c;
         vals[pi] = tgs_fmt(c->a, "tg_tensor_dtype(%s)", t);
-        while (pi + 1 < op->nargs && options_part(&op->args[pi + 1])) {
+        while (pi + 1 < op->nargs && tgf_options_part(&op->args[pi + 1])) {
             tga_kind k = op->args[++pi].kind;
             vals[pi] = k == TGA_OPT_LAYOUT   ? "TG_STRIDED"
                        : k == TGA_OPT_DEVICE ? tgs_fmt(c->a, "tg_tensor_device(%s)", t)
@@ -405,6 +396,17 @@ static val compile_list(cc *c, const tgf_node *n)
         tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
 }
 
+/* A C++ form (TGF_BUILTIN): its row's lowering (formula_forms.h), its first argument compiled
+ * first. */
+static val compile_form(cc *c, const tgf_node *n)
+{
+    const tgf_form *f = n->form;
+    val a0 = n->nargs ? tgf__c_compile(c, n->args[0]) : plain("");
+    if (f && f->lower) return f->lower(c, n, a0);
+    /* c_text may use the argument twice ("%s.data[%s.len - 1]"): printf ignores what is left */
+    return plain(f && f->c_text ? tgs_fmt(c->a, f->c_text, a0.c, a0.c) : "NULL");
+}
+
 val tgf__c_compile(cc *c, const tgf_node *n)
 {
     switch (n->kind) {
@@ -425,7 +427,7 @@ val tgf__c_compile(cc *c, const tgf_node *n)
     case TGF_META: return compile_meta(c, n);
     case TGF_CALL:
     case TGF_HELPER: return compile_call(c, n);
-    case TGF_BUILTIN: return tgf__c_builtin(c, n); /* those tgf_c_builtin_ok accepts */
+    case TGF_BUILTIN: return compile_form(c, n); /* those tgf_c_unsupported accepts */
     case TGF_COP:
         if (n->nargs == 2 && (!strcmp(n->c, "==") || !strcmp(n->c, "!=")) &&
             (n->args[0]->type == TGA_STR || n->args[0]->type == TGA_OPT_STR) &&
@@ -442,6 +444,44 @@ val tgf__c_compile(cc *c, const tgf_node *n)
     case TGF_NOT_IMPL: break;
     }
     return plain("NULL");
+}
+
+/* ------------------------------------------------------------------ what compiles */
+
+/* Whether the C emitter compiles form node n: its form has a lowering that takes n. */
+static bool form_lowers(const tgf_node *n)
+{
+    const tgf_form *f = n->form;
+    return f && (f->lower || f->c_text) && (!f->lowers || f->lowers(n));
+}
+
+const tgf_node *tgf_c_unsupported(const tgf_node *n)
+{
+    if (n->kind == TGF_NOT_IMPL) return NULL;
+    /* A helper's C prototype comes from its schema: every type needs a C mapping (a tuple of
+     * tensors gets a result struct of its own). */
+    if (n->kind == TGF_HELPER && !tgf_vocab_prototype_ok(n->callee)) return n;
+    /* Tuples: of calls, std::tuple<...>() (the form with several values: compile_tuple leaves
+     * its temporaries NULL) and `?:` of them (compile_tuple). */
+    if (n->kind == TGF_BUILTIN && n->ntuple) return NULL;
+    bool tuple_call =
+        (n->kind == TGF_CALL || n->kind == TGF_HELPER || n->kind == TGF_COND) && n->ntuple;
+    bool is_call = n->kind == TGF_CALL || n->kind == TGF_HELPER;
+    if ((n->kind == TGF_BUILTIN && !form_lowers(n)) ||
+        (!tuple_call && (n->type == TGA_UNSUPPORTED || n->type >= TGA_KIND_COUNT) &&
+         !(n->kind == TGF_BUILTIN &&
+           ((int)n->type == TGF_KIND_NONE || (int)n->type == TGF_KIND_OPTIONS))))
+        return n;
+    for (int i = 0; i < n->nargs; i++) {
+        /* std::nullopt only as an argument: the parameter's kind gives its C value. */
+        if ((int)n->args[i]->type == TGF_KIND_NONE && !is_call && n->kind != TGF_COND)
+            return n->args[i];
+        /* x.options() only as the dtype, layout, device, pin_memory arguments of a call. */
+        if ((int)n->args[i]->type == TGF_KIND_OPTIONS && !is_call) return n->args[i];
+        const tgf_node *u = tgf_c_unsupported(n->args[i]);
+        if (u) return u;
+    }
+    return NULL;
 }
 
 /* ------------------------------------------------------------------ functions */

@@ -1,6 +1,6 @@
-/* The formula compiler's shared state (formula_c.c: expressions, calls and functions;
- * formula_c_builtin.c: the built-in C++ forms of PyTorch's formulas). Only those two files
- * include it. */
+/* The formula compiler's state and the calls a C++ form's lowering makes (formula_forms.h):
+ * formula_c.c compiles expressions, calls and functions, and a form's node through its row,
+ * whose lowering (formula_forms.c, formula_forward.c) calls back only what is declared here. */
 #ifndef TGEN_FORMULA_C_INTERNAL_H
 #define TGEN_FORMULA_C_INTERNAL_H
 
@@ -40,6 +40,5 @@ const char *tgf__c_fail_jump(cc *c);
 /* A new temporary of C type `ctype` (tensors and tuples of them released at the end). */
 int tgf__c_temp(cc *c, const char *ctype, const tga_op *tuple_of);
 val tgf__c_compile(cc *c, const tgf_node *n); /* any checked node */
-val tgf__c_builtin(cc *c, const tgf_node *n); /* a TGF_BUILTIN node (formula_c_builtin.c) */
 
 #endif

@@ -1,9 +1,10 @@
-/* The formula checker: tgm_expr -> tgf_node. Resolves every name against the derivative
- * entry's schema (grad, grads[i], inputs, outputs), every call against the spec's overloads
- * (first functional overload of that base name whose parameters accept the arguments, in spec
- * order), desugars the operators (`a * b` is a call of `mul`), and types every node. The first
- * error of a formula is reported, at the node it concerns; the rest of that formula is skipped
- * (later errors would be consequences). */
+/* The formula checker's core: tgm_expr -> tgf_node. Resolves every name against the
+ * derivative entry's schema (grad, grads[i], inputs, outputs), types metadata, lists and
+ * indexing, and asks its plug-ins (formula_check.h) for the rest: the C++ forms, the operators
+ * (`a * b` is a call of `mul`), the calls (first functional overload of that base name whose
+ * parameters accept the arguments, in spec order). The first error of a formula is reported, at
+ * the node it concerns; the rest of that formula is skipped (later errors would be
+ * consequences). */
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -37,6 +38,50 @@ void tgf_fail(tgf_checker *c, size_t offset, const char *fmt, ...)
     tgm_error(tgf_loc(c->f, offset), "%s", msg);
 }
 
+/* ------------------------------------------------------------------ plug-ins */
+
+typedef enum { ASK_NAME, ASK_CALL, ASK_METHOD, ASK_CONSTRUCT, ASK_OPERATORS } ask_hook;
+
+/* Asks the plug-ins' hook h in table order, until one gives a node or an error. */
+static tgf_node *ask(tgf_checker *c, ask_hook h, const tgm_expr *e, tgf_node **args)
+{
+    for (const tgf_plugin *const *p = c->plugins; *p; p++) {
+        const tgf_plugin *pl = *p;
+        tgf_node *n = NULL;
+        switch (h) {
+        case ASK_NAME: n = pl->name ? pl->name(c, e) : NULL; break;
+        case ASK_CALL: n = pl->call ? pl->call(c, e) : NULL; break;
+        case ASK_METHOD: n = pl->method ? pl->method(c, e, args) : NULL; break;
+        case ASK_CONSTRUCT: n = pl->construct ? pl->construct(c, e) : NULL; break;
+        case ASK_OPERATORS: n = pl->operators ? pl->operators(c, e) : NULL; break;
+        }
+        if (n || c->failed) return n;
+    }
+    return NULL;
+}
+
+tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
+                           tgf_node **args, int nargs)
+{
+    for (const tgf_plugin *const *p = c->plugins; *p; p++) {
+        tgf_node *n = (*p)->resolve ? (*p)->resolve(c, src, name_at, name, args, nargs) : NULL;
+        if (n || c->failed) return n;
+    }
+    tgf_fail(c, name_at, "unknown function '%s'", name); /* a table without overloads */
+    return NULL;
+}
+
+const tgf_form *tgf_find_form(const tgf_checker *c, const char *syntax)
+{
+    for (const tgf_plugin *const *p = c->plugins; *p; p++) {
+        const tgf_form *f = (*p)->form ? (*p)->form(syntax) : NULL;
+        if (f) return f;
+    }
+    return NULL;
+}
+
+/* ------------------------------------------------------------------ nodes */
+
 tgf_node *tgf_node_new(tgf_checker *c, tgf_node_kind kind, tga_kind type, const tgm_expr *src)
 {
     tgf_node *n = tgm_alloc(c->a, sizeof *n);
@@ -50,7 +95,18 @@ void tgf_node_set_args(tgf_checker *c, tgf_node *n, tgf_node **args, int nargs)
 {
     n->nargs = nargs;
     n->args = tgm_alloc(c->a, sizeof *n->args * (size_t)(nargs ? nargs : 1));
-    memcpy(n->args, args, sizeof *args * (size_t)nargs);
+    if (nargs) memcpy(n->args, args, sizeof *args * (size_t)nargs);
+}
+
+tgf_node *tgf_builtin_node(tgf_checker *c, const tgm_expr *src, const tgf_form *form,
+                           const char *what, int type, tgf_node **args, int nargs)
+{
+    tgf_node *n = tgf_node_new(c, TGF_BUILTIN, (tga_kind)type, src);
+    n->c = what;
+    n->form = form;
+    tgf_node_set_args(c, n, args, nargs);
+    if (type == TGA_UNSUPPORTED) c->unchecked = true;
+    return n;
 }
 
 static bool is_tensor(const tgf_node *n)
@@ -163,17 +219,14 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     }
     /* i: the element index of the formulas of _foreach_ operators (element-wise on lists). */
     if (!strcmp(e->name, "i") && !strncmp(s->base, "_foreach_", 9))
-        return tgf_builtin_node(c, e, "i", TGA_INT, NULL, 0);
-    if (c->forward) {
-        tgf_node *n = tgf_forward_name(c, e);
-        if (n || c->failed) return n;
-    }
+        return tgf_builtin_node(c, e, NULL, "i", TGA_INT, NULL, 0);
     /* grad_<output name>: that output's gradient (PyTorch names them so in joint formulas). */
     if (!strncmp(e->name, "grad_", 5) && !c->forward) {
         int gout = tgm_schema_output_index(s, e->name + 5);
         if (gout >= 0) return grad_node(c, e, gout);
     }
-    tgf_node *b = tgf_builtin_name(c, e);
+    /* <arg>_t of forward formulas, M_PI, std::nullopt ...: the plug-ins' names */
+    tgf_node *b = ask(c, ASK_NAME, e, NULL);
     if (b || c->failed) return b;
     if (!strcmp(e->name, "result"))
         tgf_fail(c, e->offset, "'%s' has %d outputs: use result0..result%d%s", s->full_name,
@@ -206,7 +259,7 @@ static tgf_node *list_output_element(tgf_checker *c, const tgm_expr *e)
                  type_text(i));
         return NULL;
     }
-    return tgf_builtin_node(c, e, base->name, TGA_TENSOR, &i, 1);
+    return tgf_builtin_node(c, e, NULL, base->name, TGA_TENSOR, &i, 1);
 }
 
 /* The kind of an element of a list kind (an element of a value not yet checkable is not
@@ -236,7 +289,7 @@ static tgf_node *check_index(tgf_checker *c, const tgm_expr *e)
         if (!(args[0] = tgf_check_expr(c, base)) || !(args[1] = tgf_check_expr(c, ix))) return NULL;
         tga_kind elem = element_kind(args[0]->type);
         if (elem != TGA_KIND_COUNT && args[1]->type == TGA_INT && !args[0]->ntuple)
-            return tgf_builtin_node(c, e, "[]", elem, args, 2);
+            return tgf_builtin_node(c, e, tgf_find_form(c, "[]"), "[]", elem, args, 2);
         tgf_fail(c, e->offset,
                  "only 'grads' (grads[i]) and lists (with an int) can be indexed, not %s",
                  type_text(args[0]));
@@ -302,7 +355,7 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
     if (e->nargs == 1 && !strcmp(e->name, "size")) { /* xs.size(): how many (std::vector's) */
         tgf_node *recv = tgf_node_new(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
         recv->index = arg;
-        return tgf_builtin_node(c, e, "size", TGA_INT, &recv, 1);
+        return tgf_builtin_node(c, e, NULL, "size", TGA_INT, &recv, 1);
     }
     if (e->nargs != 2) {
         tgf_fail(c, e->name_offset, "'%s()' takes one int argument (the dimension)", e->name);
@@ -314,7 +367,7 @@ static tgf_node *check_list_size(tgf_checker *c, const tgm_expr *e, int arg)
         tgf_node *recv = tgf_node_new(c, TGF_INPUT, TGA_TENSOR_LIST, e->args[0]);
         recv->index = arg;
         tgf_node *args[2] = { recv, dim };
-        return tgf_builtin_node(c, e, "size", TGA_INT_LIST, args, 2);
+        return tgf_builtin_node(c, e, NULL, "size", TGA_INT_LIST, args, 2);
     }
     if (dim->type != TGA_INT || !known_at_record(dim)) {
         tgf_fail(c, e->args[1]->offset,
@@ -358,7 +411,8 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
                      e->name, type_text(recv));
             return NULL;
         }
-        tgf_node *v = tgf_builtin_node(c, e->args[0], "value", TGA_TENSOR, &recv, 1);
+        tgf_node *v =
+            tgf_builtin_node(c, e->args[0], tgf_find_form(c, "->"), "value", TGA_TENSOR, &recv, 1);
         args[0] = recv = v;
     }
     for (size_t m = 0; m < sizeof metas / sizeof metas[0]; m++) {
@@ -387,7 +441,7 @@ static tgf_node *check_method(tgf_checker *c, const tgm_expr *e)
     const tga_op *found[1];
     if (is_tensor(recv) && tgf_find_ops(c->ops, e->name, found, 1))
         return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
-    tgf_node *b = tgf_builtin_method(c, e, args);
+    tgf_node *b = ask(c, ASK_METHOD, e, args);
     if (b || c->failed) return b;
     if (!is_tensor(recv)) {
         tgf_fail(c, e->name_offset,
@@ -405,7 +459,7 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
         tgf_fail(c, e->name_offset, "not_implemented(\"...\") must be the whole formula");
         return NULL;
     }
-    tgf_node *b = tgf_builtin_call(c, e);
+    tgf_node *b = ask(c, ASK_CALL, e, NULL);
     if (b || c->failed) return b;
     tgf_node *args[64];
     if (e->nargs > 64) {
@@ -414,12 +468,6 @@ static tgf_node *check_call(tgf_checker *c, const tgm_expr *e)
     }
     for (int i = 0; i < e->nargs; i++)
         if (!(args[i] = tgf_check_expr(c, e->args[i]))) return NULL;
-    /* sqrt(M_PI): <cmath>'s function of a number, where the operator takes tensors. */
-    static const char *const cmath[] = { "sqrt", "exp", "log", "abs", "pow" };
-    for (size_t i = 0; i < sizeof cmath / sizeof cmath[0]; i++)
-        if (!strcmp(e->name, cmath[i]) && e->nargs >= 1 && is_number(args[0]) &&
-            (e->nargs == 1 || (e->nargs == 2 && is_number(args[1]))))
-            return tgf_builtin_node(c, e, cmath[i], TGA_DOUBLE, args, e->nargs);
     return tgf_resolve_call(c, e, e->name_offset, e->name, args, e->nargs);
 }
 
@@ -444,8 +492,8 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
         unmapped |= args[i]->type == TGA_UNSUPPORTED;
     }
     if (bools)
-        return tgf_builtin_node(c, e, "{}", unmapped ? TGA_UNSUPPORTED : TGA_BOOL_LIST, args,
-                                e->nargs);
+        return tgf_builtin_node(c, e, tgf_find_form(c, "{}"), "{}",
+                                unmapped ? TGA_UNSUPPORTED : TGA_BOOL_LIST, args, e->nargs);
     for (int i = 0; i < e->nargs; i++) {
         tga_kind k = args[i]->type == TGA_OPT_TENSOR ? TGA_TENSOR : args[i]->type;
         if (i == 0 && k == TGA_TENSOR) elem = TGA_TENSOR;
@@ -463,6 +511,13 @@ static tgf_node *check_list(tgf_checker *c, const tgm_expr *e)
 }
 
 /* ------------------------------------------------------------------ expressions */
+
+/* n, what the plug-ins made of e, which no plug-in takes when NULL without an error. */
+static tgf_node *asked(tgf_checker *c, tgf_node *n, const tgm_expr *e)
+{
+    if (!n && !c->failed) tgf_fail(c, e->offset, "this is not part of the formula language");
+    return n;
+}
 
 tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
 {
@@ -493,9 +548,9 @@ tgf_node *tgf_check_expr(tgf_checker *c, const tgm_expr *e)
     case TGM_EXPR_LIST: return check_list(c, e);
     case TGM_EXPR_UNARY:
     case TGM_EXPR_BINARY:
-    case TGM_EXPR_COND: return tgf_check_operator(c, e);
+    case TGM_EXPR_COND: return asked(c, ask(c, ASK_OPERATORS, e, NULL), e);
     case TGM_EXPR_GET:
-    case TGM_EXPR_CTOR: return tgf_builtin_template(c, e);
+    case TGM_EXPR_CTOR: return asked(c, ask(c, ASK_CONSTRUCT, e, NULL), e);
     case TGM_EXPR_LAMBDA:
         tgf_fail(c, e->offset, "a lambda can only be the second argument of fmap");
         return NULL;

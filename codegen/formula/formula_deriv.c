@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "formula/formula_check.h"
+#include "formula/formula_plugins.h"
 #include "base/strbuf.h"
 
 static const tga_op *op_of(const tga_ops *ops, const tgm_func *f)
@@ -260,9 +260,15 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
 {
     tgf_vocab *vocab = tgm_alloc(a, sizeof *vocab);
     int vocab_errors = tgf_vocab_load(a, m->autograd_functions, vocab);
-    tgf_checker c = {
-        .a = a, .ops = ops, .vocab = vocab, .errors = vocab_errors, .for_gen = for_gen
-    };
+    /* The checker's plug-ins for backward formulas, in the order they are asked. */
+    static const tgf_plugin *const plugins[] = { &tgf_cpp_forms, &tgf_operators, &tgf_overloads,
+                                                 NULL };
+    tgf_checker c = { .a = a,
+                      .ops = ops,
+                      .plugins = plugins,
+                      .vocab = vocab,
+                      .errors = vocab_errors,
+                      .for_gen = for_gen };
     out->n = 0;
     out->d = NULL;
     out->by_op = NULL;

@@ -10,7 +10,8 @@
  * _foreach_ operators), a tuple of one per key for a joint key. */
 #include <string.h>
 
-#include "formula/formula_check.h"
+#include "formula/formula_forms.h"
+#include "formula/formula_plugins.h"
 #include "base/strbuf.h"
 
 static bool is_auto(const char *name)
@@ -18,7 +19,18 @@ static bool is_auto(const char *name)
     return !strcmp(name, "auto_element_wise") || !strcmp(name, "auto_linear");
 }
 
-tgf_node *tgf_forward_name(tgf_checker *c, const tgm_expr *e)
+/* <arg>_t compiles to a field of the forward context: the argument's tangent. */
+static val lower_tangent(cc *c, const tgf_node *n, val a0)
+{
+    return plain(
+        tgs_fmt(c->a, "n->%s_t", tga_ident(c->a, c->d->op->f->schema.args[n->index].name)));
+}
+
+static const tgf_form tangent_form = { "tangent", TGF_FORM_SYNTAX, .lower = lower_tangent };
+
+/* `<arg>_p`, `<arg>_t`, `original_self_p` ...: NULL (c->failed false) when the name is none of
+ * them. */
+static tgf_node *forward_name(tgf_checker *c, const tgm_expr *e)
 {
     const tga_op *op = c->d->op;
     const tgm_schema *s = &op->f->schema;
@@ -78,7 +90,7 @@ tgf_node *tgf_forward_name(tgf_checker *c, const tgm_expr *e)
                  name, arg, tgf_kind_text(kind), s->full_name);
         return NULL;
     }
-    tgf_node *n = tgf_builtin_node(c, e, "tangent", kind, NULL, 0);
+    tgf_node *n = tgf_builtin_node(c, e, &tangent_form, "tangent", kind, NULL, 0);
     n->index = ai;
     return n;
 }
@@ -111,7 +123,7 @@ static const char *expect_one(const tgf_deriv *d, int o, const tgf_node *root)
 static uint64_t tangents_read(const tgf_node *n)
 {
     uint64_t r = 0;
-    if (n->kind == TGF_BUILTIN && n->c && !strcmp(n->c, "tangent") && n->index < 64)
+    if (n->kind == TGF_BUILTIN && n->form == &tangent_form && n->index < 64)
         r |= (uint64_t)1 << n->index;
     for (int i = 0; i < n->nargs; i++) r |= tangents_read(n->args[i]);
     return r;
@@ -210,7 +222,9 @@ static int split_terms(const tgm_expr *e, bool negate, tgf_fw_term *terms, const
 
 #define MAX_TERMS 16
 
-static void check_one(tgf_checker *c, tgm_formula *f, tgf_fw_formula *out)
+/* Starts checking f, the formula for an output key (or several): parses it and checks its keys;
+ * false when there is nothing more to check (an error, or keys validate.c reported). */
+static bool begin_one(tgf_checker *c, tgm_formula *f, tgf_fw_formula *out)
 {
     const tga_op *op = c->d->op;
     c->f = f;
@@ -223,115 +237,135 @@ static void check_one(tgf_checker *c, tgm_formula *f, tgf_fw_formula *out)
     tgf_syntax_error err;
     if (!f->expr && !tgf_parse_formula(c->a, f, &err)) {
         tgf_fail(c, err.offset, "%s", err.msg);
-        return;
+        return false;
     }
     for (int k = 0; k < f->nvars; k++) {
         /* the keys name the entry's outputs (validate.c reported any other) */
         int o = tgm_schema_output_index(&c->d->dv->schema, f->var_names[k]);
-        if (o < 0 || o >= op->nrets) return;
+        if (o < 0 || o >= op->nrets) return false;
         tga_kind want = op->rets[o].kind;
         if (want != TGA_TENSOR && want != TGA_TENSOR_LIST) {
             tgm_error(f->vars_loc, "output '%s' of '%s' is %s; only tensor outputs have tangents",
                       f->var_names[k], op->f->schema.full_name, tgf_kind_text(want));
             c->errors++;
-            return;
+            return false;
         }
         out->output = o;
     }
-    if (is_not_implemented(f->expr)) {
-        out->limit = f->expr->args[0]->str;
+    return true;
+}
+
+/* Joint keys: checked whole, not compiled. */
+static void check_joint(tgf_checker *c, const tgm_formula *f, tgf_fw_formula *out)
+{
+    out->limit = "a joint forward formula for several outputs";
+    tgf_node *root = tgf_check_expr(c, f->expr);
+    if (!root || c->unchecked) {
+        if (root) c->nunchecked++;
         return;
     }
-    if (f->nvars > 1) { /* joint keys: checked whole, not compiled */
-        out->limit = "a joint forward formula for several outputs";
-        tgf_node *root = tgf_check_expr(c, f->expr);
-        if (!root || c->unchecked) {
-            if (root) c->nunchecked++;
-            return;
-        }
-        if (root->ntuple != f->nvars)
-            tgf_fail(c, f->expr->offset,
-                     "the joint forward formula for '%s' must give %d tensors (their tangents), "
-                     "not %s",
-                     f->vars, f->nvars, tgf_type_text(root));
-        return;
+    if (root->ntuple != f->nvars)
+        tgf_fail(c, f->expr->offset,
+                 "the joint forward formula for '%s' must give %d tensors (their tangents), "
+                 "not %s",
+                 f->vars, f->nvars, tgf_type_text(root));
+}
+
+/* auto_element_wise / auto_linear, expanded into the formula they stand for and parsed (what
+ * does not check in it then makes the formula uncompiled rather than an error); NULL when
+ * the entry has no such form (out->limit says why) or after an error. */
+static const tgm_expr *expand_auto(tgf_checker *c, const tgm_formula *f, tgf_fw_formula *out)
+{
+    const char *kind = f->expr->name, *why = NULL;
+    const char *text = auto_text(c, kind, &why);
+    if (!text) {
+        out->limit = why;
+        return NULL;
     }
-    const tgm_expr *expr = f->expr;
-    if (expr->kind == TGM_EXPR_NAME && is_auto(expr->name)) {
-        const char *why = NULL;
-        const char *text = auto_text(c, expr->name, &why);
-        if (!text) {
-            out->limit = why;
-            return;
-        }
-        tgm_formula *g = tgm_alloc(c->a, sizeof *g);
-        *g = *f;
-        g->text = text;
-        g->expr = NULL;
-        g->span = NULL;
-        if (!tgf_parse_formula(c->a, g, &err)) {
-            tgm_error(f->loc, "%s of '%s' gives `%s`, which does not parse: %s", expr->name,
-                      op->f->schema.full_name, text, err.msg);
-            c->errors++;
-            return;
-        }
-        c->f = g;
-        out->src = g;
-        expr = g->expr;
-        c->quiet = true; /* what does not check in tgen's expansion makes it uncompiled */
-        c->quiet_msg = NULL;
+    tgm_formula *g = tgm_alloc(c->a, sizeof *g);
+    *g = *f;
+    g->text = text;
+    g->expr = NULL;
+    g->span = NULL;
+    tgf_syntax_error err;
+    if (!tgf_parse_formula(c->a, g, &err)) {
+        tgm_error(f->loc, "%s of '%s' gives `%s`, which does not parse: %s", kind,
+                  c->d->op->f->schema.full_name, text, err.msg);
+        c->errors++;
+        return NULL;
     }
+    c->f = g;
+    out->src = g;
+    c->quiet = true;
+    c->quiet_msg = NULL;
+    return g->expr;
+}
+
+/* Checks term e of f into t: 1 when it gives the tangent and compiles, 0 when it stops the
+ * formula (an error, or out->limit says why it is not compiled), -1 when it gives another
+ * value and `split` (a scalar term, `scalar + where(...) * self_t`: the caller unsplits). */
+static int check_term(tgf_checker *c, const tgm_formula *f, const tgm_expr *e, bool split,
+                      tgf_fw_term *t, tgf_fw_formula *out)
+{
+    tgf_node *root = tgf_check_expr(c, e);
+    if (c->quiet && c->failed) {
+        out->limit = tgs_fmt(c->a, "its expansion `%s` does not check: %s", c->f->text,
+                             c->quiet_msg ? c->quiet_msg : "?");
+        c->quiet = false;
+        return 0;
+    }
+    if (!root) return 0;
+    if (c->unchecked || (root->type == TGA_UNSUPPORTED && !root->ntuple)) {
+        c->nunchecked++;
+        out->limit = "it uses a value of a type without a C mapping";
+        return 0;
+    }
+    const char *want = expect_one(c->d, out->output, root);
+    if (want && split) return -1;
+    if (want) {
+        tgf_fail(c, e->offset, "the forward formula for '%s' must give %s (its tangent), not %s",
+                 f->vars, want, tgf_type_text(root));
+        return 0;
+    }
+    t->root = root;
+    t->tangents = tangents_read(root);
+    const tgf_node *h = find_helper(root);
+    if (h) {
+        out->limit = tgs_fmt(c->a,
+                             "it calls '%s' of the autograd vocabulary, which forward "
+                             "formulas may not (only operators)",
+                             h->callee->f->schema.base);
+        return 0;
+    }
+    const tgf_node *u = tgf_c_unsupported(root);
+    if (u) {
+        out->limit =
+            tgs_fmt(c->a, "tgen cannot compile '%s' (%s) to C yet",
+                    u->kind == TGF_BUILTIN && u->c ? u->c : "this value", tgf_kind_text(u->type));
+        return 0;
+    }
+    return 1;
+}
+
+/* Splits expr into its terms and checks each; out gets them when every one compiles. */
+static void check_terms(tgf_checker *c, const tgm_formula *f, const tgm_expr *expr,
+                        tgf_fw_formula *out)
+{
     const tgm_expr *exprs[MAX_TERMS];
     tgf_fw_term terms[MAX_TERMS];
     int n = split_terms(expr, false, terms, exprs, 0, MAX_TERMS);
     for (int i = 0; i < n; i++) {
-        tgf_node *root = tgf_check_expr(c, exprs[i]);
-        if (c->quiet && c->failed) {
-            out->limit = tgs_fmt(c->a, "its expansion `%s` does not check: %s", c->f->text,
-                                 c->quiet_msg ? c->quiet_msg : "?");
-            c->quiet = false;
-            return;
-        }
-        if (!root) return;
-        if (c->unchecked || (root->type == TGA_UNSUPPORTED && !root->ntuple)) {
-            c->nunchecked++;
-            out->limit = "it uses a value of a type without a C mapping";
-            return;
-        }
-        const char *want = expect_one(c->d, out->output, root);
-        if (want && n > 1) { /* a scalar term (`scalar + where(...) * self_t`): unsplit */
+        int r = check_term(c, f, exprs[i], n > 1, &terms[i], out);
+        if (r == 0) return;
+        if (r < 0) { /* check the formula again as one term */
             n = 1;
             exprs[0] = expr;
             terms[0].negate = false;
             i = -1;
-            continue;
-        }
-        if (want) {
-            tgf_fail(c, exprs[i]->offset,
-                     "the forward formula for '%s' must give %s (its tangent), not %s", f->vars,
-                     want, tgf_type_text(root));
-            return;
-        }
-        terms[i].root = root;
-        terms[i].tangents = tangents_read(root);
-        const tgf_node *h = find_helper(root);
-        if (h) {
-            out->limit = tgs_fmt(c->a,
-                                 "it calls '%s' of the autograd vocabulary, which forward "
-                                 "formulas may not (only operators)",
-                                 h->callee->f->schema.base);
-            return;
-        }
-        const tgf_node *u = tgf_c_unsupported(root);
-        if (u) {
-            out->limit = tgs_fmt(c->a, "tgen cannot compile '%s' (%s) to C yet",
-                                 u->kind == TGF_BUILTIN && u->c ? u->c : "this value",
-                                 tgf_kind_text(u->type));
-            return;
         }
     }
     /* A term that is a list cannot be added to another: only one-term list formulas. */
-    if (n > 1 && op->rets[out->output].kind == TGA_TENSOR_LIST &&
+    if (n > 1 && c->d->op->rets[out->output].kind == TGA_TENSOR_LIST &&
         terms[0].root->type == TGA_TENSOR_LIST) {
         out->limit = "a sum of Tensor[] terms";
         return;
@@ -343,9 +377,30 @@ static void check_one(tgf_checker *c, tgm_formula *f, tgf_fw_formula *out)
     out->limit = NULL;
 }
 
+static void check_one(tgf_checker *c, tgm_formula *f, tgf_fw_formula *out)
+{
+    if (!begin_one(c, f, out)) return;
+    if (is_not_implemented(f->expr)) {
+        out->limit = f->expr->args[0]->str;
+        return;
+    }
+    if (f->nvars > 1) {
+        check_joint(c, f, out);
+        return;
+    }
+    const tgm_expr *expr = f->expr;
+    if (expr->kind == TGM_EXPR_NAME && is_auto(expr->name) && !(expr = expand_auto(c, f, out)))
+        return;
+    check_terms(c, f, expr, out);
+}
+
 int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nformulas)
 {
-    tgf_checker c = { .a = a, .ops = ops, .vocab = ds->vocab, .forward = true };
+    /* The checker's plug-ins for forward formulas: their names first, then those of backward
+     * formulas (formula_deriv.c). */
+    static const tgf_plugin *const plugins[] = { &tgf_forward_names, &tgf_cpp_forms, &tgf_operators,
+                                                 &tgf_overloads, NULL };
+    tgf_checker c = { .a = a, .ops = ops, .plugins = plugins, .vocab = ds->vocab, .forward = true };
     *nformulas = 0;
     for (int i = 0; i < ds->n; i++) {
         tgf_deriv *d = &ds->d[i];
@@ -361,3 +416,5 @@ int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nfo
     ds->unchecked += c.nunchecked; /* counted with the backward ones: "not checked: ..." */
     return c.errors;
 }
+
+const tgf_plugin tgf_forward_names = { .name = forward_name };

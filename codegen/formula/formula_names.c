@@ -1,5 +1,5 @@
 /* What the formula checker looks up: operators by base name, which argument types a
- * parameter accepts, and the names of backward nodes. */
+ * parameter accepts, optionals and their values, and the names of backward nodes. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,6 +76,37 @@ bool tgf_accepts(tga_kind want, tga_kind have)
     case TGA_OPT_STR: return have == TGA_STR;
     default: return false;
     }
+}
+
+/* Optional kinds and the kinds of their values. */
+static const struct {
+    tga_kind opt, value;
+} optionals[] = {
+    { TGA_OPT_TENSOR, TGA_TENSOR },     { TGA_OPT_INT, TGA_INT },
+    { TGA_OPT_INT_LIST, TGA_INT_LIST }, { TGA_OPT_DOUBLE, TGA_DOUBLE },
+    { TGA_OPT_BOOL, TGA_BOOL },         { TGA_OPT_DTYPE, TGA_DTYPE },
+    { TGA_OPT_LAYOUT, TGA_LAYOUT },     { TGA_OPT_DEVICE, TGA_DEVICE },
+    { TGA_OPT_STR, TGA_STR },           { TGA_OPT_MEMORY_FORMAT, TGA_MEMORY_FORMAT },
+};
+
+tga_kind tgf_optional_value(tga_kind k)
+{
+    for (size_t i = 0; i < sizeof optionals / sizeof optionals[0]; i++)
+        if (optionals[i].opt == k) return optionals[i].value;
+    return TGA_UNSUPPORTED;
+}
+
+tga_kind tgf_optional_of(tga_kind k)
+{
+    for (size_t i = 0; i < sizeof optionals / sizeof optionals[0]; i++)
+        if (optionals[i].value == k) return optionals[i].opt;
+    return TGA_UNSUPPORTED;
+}
+
+bool tgf_options_part(const tga_arg *p)
+{
+    return p->kind == TGA_OPT_LAYOUT || p->kind == TGA_OPT_DEVICE ||
+           (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
 }
 
 const char *tgf_kind_text(tga_kind k)

@@ -1,4 +1,5 @@
-/* The operators of the formula language, desugared (docs/generated-code.md, "Autograd"):
+/* The operators of the formula language, desugared (docs/generated-code.md, "Autograd"); the
+ * checker's plug-in tgf_operators (formula_plugins.h):
  *
  *   Tensor op Tensor, Tensor op number   a call of add/sub/mul/div, eq/ne/lt/le/gt/ge, resolved
  *                                        like any call (so `grad * 2` is mul.Scalar)
@@ -9,11 +10,13 @@
  *   number < Tensor (any comparison)     the mirrored comparison: gt(t, n)
  *   -Tensor                              neg(t)
  *   numbers, bools, ScalarTypes          C operators (int op int stays int, as in C)
+ *   *opt, !opt                           an optional's value, whether it is None (C++ forms:
+ *                                        formula_forms.c says how they compile)
  *   c ? a : b                            c a bool; a and b of one type (int and Scalar mix to
  *                                        Scalar); only the chosen branch is evaluated */
 #include <string.h>
 
-#include "formula/formula_check.h"
+#include "formula/formula_plugins.h"
 
 static const struct {
     tgm_expr_op op;
@@ -84,8 +87,8 @@ static tgf_node *binary(tgf_checker *c, const tgm_expr *e, tgf_node *l, tgf_node
      * that a logical operator or a comparison gives a bool. */
     if (l->type == TGA_UNSUPPORTED || r->type == TGA_UNSUPPORTED) {
         tgf_node *args[2] = { l, r };
-        return tgf_builtin_node(c, e, ops[k].c, logical || comparison ? TGA_BOOL : TGA_UNSUPPORTED,
-                                args, 2);
+        return tgf_builtin_node(c, e, NULL, ops[k].c,
+                                logical || comparison ? TGA_BOOL : TGA_UNSUPPORTED, args, 2);
     }
     if ((e->op == TGM_EOP_BITAND || e->op == TGM_EOP_BITOR) && l->type == TGA_BOOL &&
         r->type == TGA_BOOL)
@@ -130,23 +133,15 @@ static tgf_node *unary(tgf_checker *c, const tgm_expr *e, tgf_node *x)
     if (e->op == TGM_EOP_PLUS && tgf_is_tensor(x)) return x;
     if (e->op == TGM_EOP_NOT && x->type == TGA_BOOL) return tgf_cop(c, e, "!", TGA_BOOL, x, NULL);
     if (x->type == TGA_UNSUPPORTED && !x->ntuple) /* not yet checkable: nor is the result */
-        return tgf_builtin_node(c, e, "unary", e->op == TGM_EOP_NOT ? TGA_BOOL : TGA_UNSUPPORTED,
-                                &x, 1);
+        return tgf_builtin_node(c, e, NULL, "unary",
+                                e->op == TGM_EOP_NOT ? TGA_BOOL : TGA_UNSUPPORTED, &x, 1);
     /* `*opt`: the value of an optional (`!opt` is whether it is None). */
-    if (e->op == TGM_EOP_DEREF || e->op == TGM_EOP_NOT) {
-        static const struct {
-            tga_kind opt, value;
-        } opts[] = {
-            { TGA_OPT_TENSOR, TGA_TENSOR },     { TGA_OPT_INT, TGA_INT },
-            { TGA_OPT_INT_LIST, TGA_INT_LIST }, { TGA_OPT_DOUBLE, TGA_DOUBLE },
-            { TGA_OPT_BOOL, TGA_BOOL },         { TGA_OPT_DTYPE, TGA_DTYPE },
-            { TGA_OPT_LAYOUT, TGA_LAYOUT },     { TGA_OPT_DEVICE, TGA_DEVICE },
-            { TGA_OPT_STR, TGA_STR },           { TGA_OPT_MEMORY_FORMAT, TGA_MEMORY_FORMAT },
-        };
-        for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
-            if (x->type == opts[i].opt && !x->ntuple)
-                return tgf_builtin_node(c, e, e->op == TGM_EOP_NOT ? "!" : "*",
-                                        e->op == TGM_EOP_NOT ? TGA_BOOL : opts[i].value, &x, 1);
+    tga_kind value = tgf_optional_value(x->type);
+    if ((e->op == TGM_EOP_DEREF || e->op == TGM_EOP_NOT) && value != TGA_UNSUPPORTED &&
+        !x->ntuple) {
+        const char *op = e->op == TGM_EOP_NOT ? "!" : "*";
+        return tgf_builtin_node(c, e, tgf_find_form(c, op), op,
+                                e->op == TGM_EOP_NOT ? TGA_BOOL : value, &x, 1);
     }
     tgf_fail(c, e->offset, "operator '%s' cannot apply to %s",
              e->op == TGM_EOP_NOT     ? "!"
@@ -195,7 +190,7 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
         return tgf_cond(c, e, v->type, args);
     }
     if (a->type == TGA_UNSUPPORTED || b->type == TGA_UNSUPPORTED)
-        return tgf_builtin_node(c, e, "?:", TGA_UNSUPPORTED, args, 3);
+        return tgf_builtin_node(c, e, NULL, "?:", TGA_UNSUPPORTED, args, 3);
     /* A list literal lives in its branch's block only (a C compound literal). */
     if (a->kind == TGF_LIST || b->kind == TGF_LIST) {
         tgf_fail(c, (a->kind == TGF_LIST ? e->args[1] : e->args[2])->offset,
@@ -225,7 +220,7 @@ static tgf_node *cond(tgf_checker *c, const tgm_expr *e, tgf_node **args)
     return tgf_cond(c, e, t, args);
 }
 
-tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e)
+static tgf_node *check_operator(tgf_checker *c, const tgm_expr *e)
 {
     tgf_node *args[3];
     for (int i = 0; i < e->nargs; i++)
@@ -236,3 +231,5 @@ tgf_node *tgf_check_operator(tgf_checker *c, const tgm_expr *e)
     default: return cond(c, e, args);
     }
 }
+
+const tgf_plugin tgf_operators = { .operators = check_operator };

@@ -1,21 +1,19 @@
-/* Overload resolution for the formula checker: a call's name is looked up among the
- * operators (by base name, `f_symint` as `f`) and then the autograd vocabulary, and the first
- * overload whose parameters accept the arguments' types is taken; otherwise the error says
- * which overloads were tried. */
+/* Overload resolution for the formula checker (its plug-in tgf_overloads, formula_plugins.h):
+ * a call's name is looked up among the operators (by base name, `f_symint` as `f`) and then
+ * the autograd vocabulary, and the first overload whose parameters accept the arguments' types
+ * is taken; otherwise the error says which overloads were tried. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "formula/formula_check.h"
+#include "formula/formula_plugins.h"
 #include "base/strbuf.h"
 
 #define MAX_CANDIDATES 64
 
+/* The optionals std::nullopt may be passed for: those with a value kind, and Generator?. */
 static bool is_optional_kind(tga_kind k)
 {
-    return k == TGA_OPT_TENSOR || k == TGA_OPT_INT || k == TGA_OPT_INT_LIST ||
-           k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL || k == TGA_OPT_DTYPE || k == TGA_OPT_LAYOUT ||
-           k == TGA_OPT_DEVICE || k == TGA_OPT_MEMORY_FORMAT || k == TGA_OPT_GENERATOR ||
-           k == TGA_OPT_STR;
+    return tgf_optional_value(k) != TGA_UNSUPPORTED || k == TGA_OPT_GENERATOR;
 }
 
 enum { NO, YES, YES_UNCHECKED };
@@ -43,14 +41,6 @@ static bool has_default(const tga_arg *p)
     return p->default_expr || (p->arg && p->arg->def.kind != TGM_DEF_NONE_GIVEN);
 }
 
-/* The parameters a TensorOptions (x.options()) stands for, after a dtype: C++'s ATen API
- * takes one TensorOptions where the schema has dtype, layout, device and pin_memory. */
-static bool options_part(const tga_arg *p)
-{
-    return p->kind == TGA_OPT_LAYOUT || p->kind == TGA_OPT_DEVICE ||
-           (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
-}
-
 /* Whether op takes these arguments; *wild counts those taken without a check. */
 static bool viable(const tga_op *op, tgf_node **args, int nargs, int *wild)
 {
@@ -60,7 +50,7 @@ static bool viable(const tga_op *op, tgf_node **args, int nargs, int *wild)
         if (pi >= op->nargs) return false;
         if ((int)args[ai]->type == TGF_KIND_OPTIONS && !args[ai]->ntuple) {
             if (op->args[pi].kind != TGA_OPT_DTYPE && op->args[pi].kind != TGA_DTYPE) return false;
-            while (pi + 1 < op->nargs && options_part(&op->args[pi + 1])) pi++;
+            while (pi + 1 < op->nargs && tgf_options_part(&op->args[pi + 1])) pi++;
             continue;
         }
         int a = accepts(&op->args[pi], args[ai]);
@@ -127,8 +117,8 @@ static int candidates(tgf_checker *c, const char *name, bool methods_only, const
     return n;
 }
 
-tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
-                           tgf_node **args, int nargs)
+static tgf_node *resolve(tgf_checker *c, const tgm_expr *src, size_t name_at, const char *name,
+                         tgf_node **args, int nargs)
 {
     const tga_op *cands[MAX_CANDIDATES];
     bool method = src->kind == TGM_EXPR_METHOD;
@@ -185,3 +175,5 @@ tgf_node *tgf_resolve_call(tgf_checker *c, const tgm_expr *src, size_t name_at, 
              arg_types(c, args, nargs), tgs_list_join(&tried, c->a, ", "));
     return NULL;
 }
+
+const tgf_plugin tgf_overloads = { .resolve = resolve };

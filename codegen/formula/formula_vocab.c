@@ -23,9 +23,7 @@ static void build_op(tgm_arena *a, tga_op *op)
     for (int i = 0; i < s->nargs; i++) {
         const tgm_arg *sa = &s->args[i];
         tga_arg *ca = &op->args[i];
-        ca->arg = sa;
-        ca->name = tga_ident(a, sa->name);
-        ca->kind = tga_type_kind(&sa->type);
+        *ca = tga_arg_view(a, sa);
         if (sa->def.kind == TGM_DEF_NONE_GIVEN) continue;
         const char *why, *values;
         ca->default_expr =

@@ -90,6 +90,8 @@ tgm_kind tgm__schema_kind(const tgm_schema *s);
 int tgm__autogen_all(tgm_model *m);
 /* `Tensor(a!)[]` etc. as the schema language writes it. */
 char *tgm__type_str(tgm_arena *a, const tgm_type *t);
+/* The base type spelt `len` bytes of text ("Tensor", "SymInt"); TGM_BASE_COUNT when none is. */
+tgm_base tgm__base_named(const char *text, size_t len);
 /* Returns true when `a` and `b` are the same type (alias annotations included). */
 bool tgm__type_eq(const tgm_type *a, const tgm_type *b);
 

@@ -1,4 +1,4 @@
-/* A lexer and recursive-descent parser for PyTorch's schema language:
+/* A recursive-descent parser for PyTorch's schema language:
  *
  *   schema  := [namespace '::'] name ['.' overload] '(' [param {',' param}] ')' '->' returns
  *   param   := '*' | type NAME ['=' default]
@@ -8,176 +8,14 @@
  *   default := None | True | False | ['-'] number | ['-'] inf | string | NAME
  *            | '[' [elem {',' elem}] ']'
  *
- * Every error names the offending character: its column is the schema's column plus the
- * offset inside the string (mapped through the YAML scalar's span when it was quoted), and
- * parsing of that schema stops at its first error. */
-#include <errno.h>
-#include <math.h>
-#include <stdarg.h>
-#include <stdio.h>
+ * The tokens come from schema_lexer.c, default values from parse_defaults.c. Every error names
+ * the offending character: its column is the schema's column plus the offset inside the string
+ * (mapped through the YAML scalar's span when it was quoted), and parsing of that schema stops
+ * at its first error. */
 #include <stdlib.h>
 #include <string.h>
 
-#include "spec/frontend.h"
-
-/* Names as the schema language writes them, indexed by tgm_base. */
-static const char *const base_names[TGM_BASE_COUNT] = {
-    [TGM_TENSOR] = "Tensor",
-    [TGM_INT] = "int",
-    [TGM_SYMINT] = "SymInt",
-    [TGM_FLOAT] = "float",
-    [TGM_BOOL] = "bool",
-    [TGM_STR] = "str",
-    [TGM_SCALAR] = "Scalar",
-    [TGM_SCALAR_TYPE] = "ScalarType",
-    [TGM_LAYOUT] = "Layout",
-    [TGM_DEVICE] = "Device",
-    [TGM_MEMORY_FORMAT] = "MemoryFormat",
-    [TGM_GENERATOR] = "Generator",
-    [TGM_DIMNAME] = "Dimname",
-    [TGM_STORAGE] = "Storage",
-    [TGM_STREAM] = "Stream",
-    [TGM_QSCHEME] = "QScheme",
-    [TGM_CONST_QUANTIZER_PTR] = "ConstQuantizerPtr",
-    [TGM_SYMFLOAT] = "SymFloat",
-    [TGM_DEVICE_INDEX] = "DeviceIndex",
-    [TGM_SYMBOOL] = "SymBool",
-};
-
-const char *tgm_base_name(tgm_base b) { return (unsigned)b < TGM_BASE_COUNT ? base_names[b] : "?"; }
-
-/* ---- lexer ---- */
-
 #include "spec/schema_parser.h"
-
-static tgm_loc loc_at(const parser *p, size_t off)
-{
-    return tgm_text_loc(p->loc, p->span, p->s, off);
-}
-
-/* Reports the first error of a schema; later ones are consequences of it and are dropped. */
-bool tgm__sp_fail(parser *p, size_t off, const char *fmt, ...)
-{
-    if (p->failed) return false;
-    p->failed = true;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    tgm_error(loc_at(p, off), "%s", msg);
-    return false;
-}
-
-static bool is_alpha(char c)
-{
-    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
-}
-static bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-static bool lex_number(parser *p, size_t i)
-{
-    const char *s = p->s;
-    bool is_float = false;
-    while (is_digit(s[i])) i++;
-    if (s[i] == '.' && is_digit(s[i + 1])) {
-        is_float = true;
-        for (i++; is_digit(s[i]); i++) {}
-    } else if (s[i] == '.' && !is_alpha(s[i + 1])) {
-        is_float = true; /* `1.` */
-        i++;
-    }
-    if ((s[i] == 'e' || s[i] == 'E') &&
-        (is_digit(s[i + 1]) || ((s[i + 1] == '-' || s[i + 1] == '+') && is_digit(s[i + 2])))) {
-        is_float = true;
-        for (i += 2; is_digit(s[i]); i++) {}
-    }
-    /* A complex literal (`2j`, `1.5e3j`): PyTorch's schema language has them, tensorgen has
-     * no complex dtypes (a Scalar is a double), so none can be a default. */
-    if (s[i] == 'j' && !is_alpha(s[i + 1]) && !is_digit(s[i + 1]))
-        return tgm__sp_fail(
-            p, p->t.off,
-            "complex literal '%.*s' (tensorgen has no complex dtypes: Scalar and float "
-            "values are real)",
-            (int)(i + 1 - p->t.off), s + p->t.off);
-    if (is_alpha(s[i])) return tgm__sp_fail(p, i, "unexpected character '%c' in number", s[i]);
-    p->t.kind = is_float ? T_FLOAT : T_INT;
-    p->t.len = i - p->t.off;
-    return true;
-}
-
-static bool lex_string(parser *p, size_t i)
-{
-    char q = p->s[i];
-    for (i++; p->s[i] && p->s[i] != q; i++)
-        if (p->s[i] == '\\' && p->s[i + 1]) i++;
-    if (!p->s[i]) return tgm__sp_fail(p, p->t.off, "unterminated string");
-    p->t.kind = T_STR;
-    p->t.len = i + 1 - p->t.off;
-    return true;
-}
-
-/* Advances to the next token. */
-bool tgm__sp_next(parser *p)
-{
-    if (p->failed) return false;
-    const char *s = p->s;
-    size_t i = p->pos;
-    while (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') i++;
-    p->t = (tok){ .off = i };
-    char c = s[i];
-    bool ok = true;
-    if (!c) {
-        p->t.kind = T_EOF;
-    } else if (is_alpha(c)) {
-        size_t j = i + 1;
-        while (is_alpha(s[j]) || is_digit(s[j])) j++;
-        p->t.kind = T_IDENT;
-        p->t.len = j - i;
-    } else if (is_digit(c)) {
-        ok = lex_number(p, i);
-    } else if (c == '\'' || c == '"') {
-        ok = lex_string(p, i);
-    } else if (c == '-' && s[i + 1] == '>') {
-        p->t.kind = T_ARROW;
-        p->t.len = 2;
-    } else if (strchr("()[],.*?!=|-", c)) {
-        p->t.kind = T_PUNCT;
-        p->t.ch = c;
-        p->t.len = 1;
-    } else {
-        return tgm__sp_fail(p, i, "unexpected character '%c'", c);
-    }
-    p->pos = p->t.off + p->t.len;
-    return ok;
-}
-
-bool tgm__sp_is_punct(const parser *p, char c) { return p->t.kind == T_PUNCT && p->t.ch == c; }
-
-char *tgm__sp_tok_text(const parser *p) { return tgm_strndup(p->a, p->s + p->t.off, p->t.len); }
-
-bool tgm__sp_tok_is(const parser *p, const char *word)
-{
-    return p->t.kind == T_IDENT && strlen(word) == p->t.len &&
-           !strncmp(p->s + p->t.off, word, p->t.len);
-}
-
-/* What the current token is, for "expected X, found Y" messages. */
-const char *tgm__sp_found(const parser *p)
-{
-    switch (p->t.kind) {
-    case T_EOF: return "end of schema";
-    case T_STR: return tgs_fmt(p->a, "the string %.*s", (int)p->t.len, p->s + p->t.off);
-    default: return tgs_fmt(p->a, "'%.*s'", (int)p->t.len, p->s + p->t.off);
-    }
-}
-
-bool tgm__sp_expect(parser *p, char c, const char *what)
-{
-    if (!tgm__sp_is_punct(p, c))
-        return tgm__sp_fail(p, p->t.off, "expected '%c' %s, found %s", c, what, tgm__sp_found(p));
-    return tgm__sp_next(p);
-}
 
 /* ---- types ---- */
 
@@ -218,18 +56,17 @@ static bool parse_type(parser *p, tgm_type *ty)
     memset(ty, 0, sizeof *ty);
     if (p->t.kind != T_IDENT)
         return tgm__sp_fail(p, p->t.off, "expected a type, found %s", tgm__sp_found(p));
-    int b = 0;
-    while (b < TGM_BASE_COUNT && !tgm__sp_tok_is(p, base_names[b])) b++;
+    tgm_base b = tgm__base_named(p->s + p->t.off, p->t.len); /* an identifier (above) */
     if (b == TGM_BASE_COUNT)
         return tgm__sp_fail(p, p->t.off, "unknown type '%.*s'", (int)p->t.len, p->s + p->t.off);
-    ty->base = (tgm_base)b;
+    ty->base = b;
     size_t type_off = p->t.off;
     tgm__sp_next(p);
     if (tgm__sp_is_punct(p, '(')) {
         if (ty->base != TGM_TENSOR)
             return tgm__sp_fail(p, p->t.off,
                                 "alias annotations are only allowed on Tensor, not '%s'",
-                                base_names[b]);
+                                tgm_base_name(ty->base));
         tgm__sp_next(p);
         if (!parse_alias(p, &ty->alias)) return false;
     }
@@ -302,7 +139,7 @@ static bool parse_params(parser *p, tgm_schema *out)
         } else {
             tgm_arg *arg = TGS_PUSH(p->a, out->args, out->nargs, cap);
             memset(arg, 0, sizeof *arg);
-            arg->loc = loc_at(p, p->t.off);
+            arg->loc = tgm__sp_loc(p, p->t.off);
             if (!parse_type(p, &arg->type)) return false;
             if (p->t.kind != T_IDENT)
                 return tgm__sp_fail(p, p->t.off, "expected an argument name, found %s",
@@ -338,7 +175,7 @@ static bool parse_params(parser *p, tgm_schema *out)
 static bool parse_return(parser *p, tgm_return *r, size_t *name_off)
 {
     memset(r, 0, sizeof *r);
-    r->loc = loc_at(p, p->t.off);
+    r->loc = tgm__sp_loc(p, p->t.off);
     if (!parse_type(p, &r->type)) return false;
     if (p->t.kind == T_IDENT) {
         *name_off = p->t.off;

@@ -1,10 +1,45 @@
-/* Pure functions over parsed schemas: canonical text, kind, type equality, argument and
- * output lookup by name. */
+/* Pure functions over parsed schemas: the names of base types, canonical text, kind, type
+ * equality, argument and output lookup by name. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "spec/frontend.h"
+
+/* Names as the schema language writes them, indexed by tgm_base. */
+static const char *const base_names[TGM_BASE_COUNT] = {
+    [TGM_TENSOR] = "Tensor",
+    [TGM_INT] = "int",
+    [TGM_SYMINT] = "SymInt",
+    [TGM_FLOAT] = "float",
+    [TGM_BOOL] = "bool",
+    [TGM_STR] = "str",
+    [TGM_SCALAR] = "Scalar",
+    [TGM_SCALAR_TYPE] = "ScalarType",
+    [TGM_LAYOUT] = "Layout",
+    [TGM_DEVICE] = "Device",
+    [TGM_MEMORY_FORMAT] = "MemoryFormat",
+    [TGM_GENERATOR] = "Generator",
+    [TGM_DIMNAME] = "Dimname",
+    [TGM_STORAGE] = "Storage",
+    [TGM_STREAM] = "Stream",
+    [TGM_QSCHEME] = "QScheme",
+    [TGM_CONST_QUANTIZER_PTR] = "ConstQuantizerPtr",
+    [TGM_SYMFLOAT] = "SymFloat",
+    [TGM_DEVICE_INDEX] = "DeviceIndex",
+    [TGM_SYMBOOL] = "SymBool",
+};
+
+const char *tgm_base_name(tgm_base b) { return (unsigned)b < TGM_BASE_COUNT ? base_names[b] : "?"; }
+
+tgm_base tgm__base_named(const char *text, size_t len)
+{
+    int b = 0;
+    while (b < TGM_BASE_COUNT &&
+           (strlen(base_names[b]) != len || strncmp(base_names[b], text, len)))
+        b++;
+    return (tgm_base)b;
+}
 
 static void put_type(tgs_buf *b, const tgm_type *t)
 {
