@@ -71,7 +71,7 @@ ifeq ($(CUDA),1)
   NVCC_FLAGS  := -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_ARCH) -DTG_WITH_CUDA \
                  -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda \
                  -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
-  CU_SRC      := $(wildcard kernels/cuda/*.cu)
+  CU_SRC      := $(wildcard kernels/cuda/*.cu generated/ufunc/*_cuda.cu)
   # cuDNN, when the toolkit has it (CUDNN=0 leaves it out): the convolutions' first choice
   # (kernels/cuda/conv_cudnn.cu), with the im2col + cuBLAS path as the fallback.
   CUDNN ?= $(if $(wildcard $(CUDA_HOME)/include/cudnn.h),1,0)
@@ -90,7 +90,7 @@ else ifeq ($(CUDA),emu)
   CUDA_LIBS   := $(BUILD)/libcudaemu.a -lstdc++ $(EMU_SAN)
   EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function -Wno-unknown-pragmas $(EMU_SAN) \
                   -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include -I$(EMU_DIR)
-  CU_SRC      := $(wildcard kernels/cuda/*.cu)
+  CU_SRC      := $(wildcard kernels/cuda/*.cu generated/ufunc/*_cuda.cu)
 else
   CUDA_CFLAGS :=
   CUDA_LIBS   :=
@@ -133,15 +133,18 @@ CAP_COMMON        := -fno-math-errno
 CAP_FLAGS_default :=
 CAP_FLAGS_avx2    := -mavx2 -mfma
 CAP_FLAGS_avx512  := -mavx2 -mfma -mavx512f -mavx512dq -mavx512vl -mavx512bw
-CAP_SRC := $(wildcard kernels/cpu/cap/*.c)
+# The generated loops of the pointwise operators (generated/ufunc/*_cap.c, kernels/cpu/ufunc.h)
+# are built the same way.
+CAP_SRC := $(wildcard kernels/cpu/cap/*.c generated/ufunc/*_cap.c)
 
 
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c codegen/*/*.c)
 # The core library, libtensorgen: everything but the CUDA backend, the same in every build.
 LIB_SRC   := $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c)) $(wildcard kernels/cpu/*.c) \
-             $(wildcard kernels/composite/*.c) \
-             $(filter-out generated/tg_register_cuda.c,$(wildcard generated/*.c))
+             $(wildcard kernels/common/*.c) $(wildcard kernels/composite/*.c) \
+             $(filter-out generated/tg_register_cuda.c,$(wildcard generated/*.c)) \
+             $(wildcard generated/ufunc/*_cpu.c)
 # The CUDA backend, libtensorgen_cuda (docs/cuda.md): its runtime, its kernels and the
 # generated table that adds them to the operators' rows when it loads.
 CUDA_C_SRC := $(if $(CU_SRC),$(wildcard runtime/cuda/*.c) generated/tg_register_cuda.c)
@@ -291,7 +294,7 @@ $(EMU_SRC)/%: % $(EMU_DIR)/unchevron.pl
 
 $(BUILD)/obj/%.o: $(EMU_SRC)/%.cu $(EMU_CUH) | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda -MMD -MP \
+	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/common -Ikernels -I$(EMU_SRC)/kernels/cuda -Ikernels/cuda -MMD -MP \
 	  -include cuda_runtime.h -x c++ -c $< -o $@
 
 $(BUILD)/emu/%.o: $(EMU_DIR)/%.cpp $(wildcard $(EMU_DIR)/*.h $(EMU_DIR)/include/*.h)
@@ -508,7 +511,7 @@ test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
 # The kernel suites again under each capability this CPU supports (test-plain ran them with
 # the best one), forced through TG_CPU_CAPABILITY, so the baseline and AVX2 builds of the
 # per-capability kernels (kernels/cpu/cap/) are tested on any machine that runs them.
-CAP_TEST_FILTER := @(pointwise|reduce|softmax|nn_ops|vecmath|cpu_capability)/*
+CAP_TEST_FILTER := @(pointwise|reduce|softmax|nn_ops|vecmath|cpu_capability|activation|activation_lm)/*
 cpu_has = grep -qw $(1) /proc/cpuinfo 2>/dev/null
 test-capabilities: $(BUILD)/tests/tg_tests
 	@set -o pipefail; for cap in $(CPU_CAPS); do \

@@ -64,20 +64,27 @@ static void make_dir(const char *dir)
         tgm_error((tgm_loc){ dir, 0, 0 }, "cannot create directory: %s", strerror(errno));
 }
 
-/* The per-operator header directories under the output directory (tge_op_dir: ops/ and
- * kernels/, myops/ops/ and myops/kernels/ for a library): tgen owns them whole. */
-static const char *const op_dirs[] = { "ops", "kernels" };
+/* The per-operator directories under the output directory (tge_op_dir: ops/ and kernels/ of
+ * headers, ufunc/ of pointwise kernels; myops/ops/ ... for a library): tgen owns them whole. */
+static const char *const op_dirs[] = { "ops", "kernels", "ufunc" };
 
-/* Removes the headers of operators that left the spec, so that a kernel still including one
- * fails to compile instead of building against a stale prototype. */
+static bool generated_name(const char *name)
+{
+    size_t len = strlen(name);
+    return (len > 2 && (strcmp(name + len - 2, ".h") == 0 || strcmp(name + len - 2, ".c") == 0)) ||
+           (len > 3 && strcmp(name + len - 3, ".cu") == 0);
+}
+
+/* Removes the files of operators that left the spec, so that a kernel still including a header
+ * fails to compile instead of building against a stale prototype, and no stale kernel is
+ * built. */
 static void remove_stale(const tge_ctx *c, const char *dir)
 {
     DIR *d = opendir(dir);
     if (!d) return;
     struct dirent *ent;
     while ((ent = readdir(d)) != NULL) {
-        size_t len = strlen(ent->d_name);
-        if (len < 3 || strcmp(ent->d_name + len - 2, ".h") != 0) continue;
+        if (!generated_name(ent->d_name)) continue;
         const char *path = tgs_fmt(c->arena, "%s/%s", dir, ent->d_name);
         bool emitted = false;
         for (int i = 0; i < c->nfiles && !emitted; i++)
@@ -111,6 +118,7 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
         tge_emit_op_list(&c);
         tge_emit_autograd(&c);
         tge_emit_api(&c);
+        tge_emit_ufunc(&c);
         if (o->docs_dir) tge_emit_docs(&c);
     }
     if (tgm_error_count() == errors_before) {

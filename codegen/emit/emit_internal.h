@@ -89,7 +89,8 @@ const char *tge_forward_kernel_code(tge_ctx *c, const tga_op *op, const struct t
  * after use it then). */
 void tge_forward_record(tge_ctx *c, const tga_op *op, const struct tgf_deriv *d, const char *node,
                         const char **before, const char **release, const char **after);
-void tge_emit_docs(tge_ctx *c); /* docs/ops.md */
-void tge_emit_api(tge_ctx *c);  /* generated/tensorgen_api.yaml (tensorgen's spec only) */
+void tge_emit_ufunc(tge_ctx *c); /* generated/ufunc/: the kernels of pointwise operators */
+void tge_emit_docs(tge_ctx *c);  /* docs/ops.md */
+void tge_emit_api(tge_ctx *c);   /* generated/tensorgen_api.yaml (tensorgen's spec only) */
 
 #endif

@@ -13,7 +13,7 @@
 #define TG_POINTWISE_CONVERT_H
 
 #include "core/core.h"
-#include "pointwise_scalar.h" /* TG_PW: host and device under nvcc */
+#include "tg_hd.h"
 #include <math.h>
 #include <string.h>
 
@@ -21,7 +21,7 @@
  * bool in int64_t (see pointwise_scalar.h). */
 typedef enum tg_pw_kind { TG_PW_F32, TG_PW_F64, TG_PW_I64 } tg_pw_kind;
 
-TG_PW tg_pw_kind tg__pw_kind(tg_dtype t)
+static inline TG_HD tg_pw_kind tg__pw_kind(tg_dtype t)
 {
     switch (t) {
     case TG_FLOAT16:
@@ -36,13 +36,13 @@ TG_PW tg_pw_kind tg__pw_kind(tg_dtype t)
  * x86-64: int64 through cvttsd2si (out-of-range and NaN give INT64_MIN), narrower types
  * through a 32-bit conversion (INT32_MIN when out of range) then truncated, so 300.0 -> uint8
  * is 44 and -1.0 -> 255. Written without undefined behaviour. */
-TG_PW int64_t tg__pw_f64_to_i64(double v)
+static inline TG_HD int64_t tg__pw_f64_to_i64(double v)
 {
     if (!(v > -9223372036854775809.0 && v < 9223372036854775808.0)) return INT64_MIN;
     return (int64_t)v;
 }
 
-TG_PW int64_t tg__pw_float_to_int(double v, tg_dtype t)
+static inline TG_HD int64_t tg__pw_float_to_int(double v, tg_dtype t)
 {
     if (t == TG_INT64) return tg__pw_f64_to_i64(v);
     if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;

@@ -38,7 +38,7 @@
 #include "kernels/logsumexp_backward.h"
 #include "composite_util.h"
 #include "activation_lm_checks.h"
-#include "activation_lm_scalar.h"
+#include "ufunc/activation_lm.h"
 
 /* Temporaries of one call, released together at its end. */
 enum { GDB_MAX_TMPS = 32 };
@@ -56,9 +56,8 @@ enum { GDB_MAX_TMPS = 32 };
 tg_tensor *tg__composite_gelu_double_backward(tg_tensor *ggI, tg_tensor *gO, tg_tensor *input,
                                               const char *approximate)
 {
-    bool tanh_approx;
-    if (tg__actlm_gelu_approximate(TG_ACTLM_GELU_BACKWARD, approximate, &tanh_approx) != 0)
-        return NULL;
+    const int tanh_approx = tg__pw_gelu_approximate("gelu_backward", approximate);
+    if (tanh_approx < 0) return NULL;
     tg_tensor *tmps[GDB_MAX_TMPS];
     int ntmps = 0;
     tg_tensor *result = NULL, *x2, *second, *gg;

@@ -1,7 +1,7 @@
 /* The generic elementwise launcher of the CUDA pointwise kernels (binary.cu, unary.cu,
  * compare.cu, ternary.cu, pointwise.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
  * (one output, N = 1..3 inputs), with the functor f holding the scalar function of
- * kernels/common/pointwise_scalar.h (shared with the CPU kernels, so both compute the same thing).
+ * kernels/common/ufunc/ (shared with the CPU kernels, so both compute the same thing).
  *
  * What the CPU kernels do, and this reproduces element for element: every input is converted
  * to the iteration's common dtype (it->dtype) and widened to the compute type (float for

@@ -11,6 +11,7 @@
  * runs on the generic launcher with 2 or 3 inputs. */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
+#include "ufunc/clamp.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/clamp.h"
 #include "kernels/where.h"

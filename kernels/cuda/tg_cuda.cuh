@@ -15,7 +15,7 @@
  *     (tg__cuda_load, tg__cuda_store), and typed conversions between a storage type and its
  *     compute type (tg__cuda_widen, tg__cuda_narrow), all with PyTorch's (and the CPU kernels')
  *     rules from kernels/common/pointwise_convert.h: float16/bfloat16/float32 compute in float,
- *     float64 in double, integers and bool in int64_t (see kernels/common/pointwise_scalar.h),
+ *     float64 in double, integers and bool in int64_t (see kernels/common/ufunc/unary.h),
  *     and float -> integer conversions give x86's results;
  *   - offset calculators (index -> byte offsets of N operands of one shape) built from a
  *     tg_iter, a tensor or explicit strides;
@@ -43,7 +43,6 @@
 #include "core/core.h"
 #include "tg_kutil.h"          /* out= preparation, tg__k_data */
 #include "pointwise_convert.h" /* dtype rules (host and device), host loads, scalar checks */
-#include "pointwise_scalar.h"  /* the scalar functions (__host__ __device__ under nvcc) */
 
 /* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
 #include "cuda/cuda_rt.h"

@@ -1,21 +1,25 @@
-/* gelu's float32 forward and backward as vector code, compiled once per CPU capability (cpu_cap.h,
- * activation_lm_loops.h): the formulas of tg__pw_gelu_f32 (activation_lm_scalar.h) on whole
- * vectors, with the vector exp and tanh of exp_f32_vec.h (the project's float32 exp and tanh,
- * bit for bit; SLEEF's tanhf costs three times as much here). 'none' uses the erf below
- * (SLEEF's erff costs about three times as much too), within 2 ulp of erff
- * for |z| <= 1 and 1.2 ulp of 1 above, which gelu turns into an error below 3e-7 absolute
- * (|x| * 0.5 * the error of erf) or 4 ulp relative. */
-#include "core/core.h"
-#include "activation_lm_loops.h"
-#include "activation_lm_scalar.h"
+/* The hand-vectorised gelu and gelu_backward in float32 (`CPUVector: activation_lm.gelu` and
+ * `activation_lm.gelu_backward`), included only by generated/ufunc/activation_lm_cap.c, which
+ * is compiled once per CPU capability: the formulas of tg__pw_gelu_f32 and
+ * tg__pw_gelu_backward_f32 (kernels/common/ufunc/activation_lm.h) on whole vectors, with the
+ * vector exp and tanh of exp_f32_vec.h (the project's float32 exp and tanh, bit for bit;
+ * SLEEF's tanhf costs three times as much here). 'none' uses the erf below (SLEEF's erff
+ * costs about three times as much too), within 2 ulp of erff for |z| <= 1 and 1.2 ulp of 1
+ * above, which gelu turns into an error below 3e-7 absolute (|x| * 0.5 * the error of erf) or
+ * 4 ulp relative. They are the only float32 gelu of the CPU: every float32, float16 and
+ * bfloat16 element goes through them (ufunc.c), the tail too. */
+#ifndef TG_VEC_ACTIVATION_LM_H
+#define TG_VEC_ACTIVATION_LM_H
+
 #include "exp_f32_vec.h"
+#include "ufunc/activation_lm.h"
 
 /* erf(z) for float32 lanes: z * P(z^2) for |z| <= 1; 1 - exp(-z^2) * Q(1/|z|) above, with the
  * sign of z. P and Q are least-squares fits (relative error) of erf(z) / z on [0, 1] and of
  * erfc(z) exp(z^2) on 1/z in [1/4, 1] (erfc(4) = 1.5e-8 is below float32's resolution of 1,
  * and Q extrapolates to the finite Q(0) for larger z, where exp(-z^2) is 0). NaN stays NaN,
  * +-inf gives +-1. */
-static inline tg_vf erf_vf(tg_vf z)
+static inline tg_vf tg__vf_erf(tg_vf z)
 {
     const tg_vu sign = (tg_vu)z & 0x80000000u;
     const tg_vf a = (tg_vf)((tg_vu)z ^ sign);
@@ -50,37 +54,28 @@ static inline tg_vf erf_vf(tg_vf z)
 }
 
 /* x * 0.5 * (1 + erf(x / sqrt 2)) */
-static inline tg_vf gelu_none_vf(tg_vf x)
+static inline tg_vf tg__vf_gelu_none(tg_vf x)
 {
-    return x * 0.5f * (1.0f + erf_vf(x * (float)TG_GELU_SQRT1_2));
+    return x * 0.5f * (1.0f + tg__vf_erf(x * (float)TG_GELU_SQRT1_2));
 }
 
 /* 0.5 * x * (1 + tanh(beta * (x + kappa * x^3))) */
-static inline tg_vf gelu_tanh_vf(tg_vf x)
+static inline tg_vf tg__vf_gelu_tanh(tg_vf x)
 {
     const tg_vf inner = (float)TG_GELU_BETA * (x + (float)TG_GELU_KAPPA * x * x * x);
     return 0.5f * x * (1.0f + tg__vf_tanh(inner));
 }
 
-static void gelu_none_map(float *out, const float *x, int64_t n)
-{
-    tg__vf_map_all(gelu_none_vf, out, x, n);
-}
-static void gelu_tanh_map(float *out, const float *x, int64_t n)
-{
-    tg__vf_map_all(gelu_tanh_vf, out, x, n);
-}
-
 /* g * (cdf + x * pdf): tg__pw_gelu_backward_f32's 'none' formula. */
-static inline tg_vf gelu_backward_none_vf(tg_vf g, tg_vf x)
+static inline tg_vf tg__vf_gelu_backward_none(tg_vf g, tg_vf x)
 {
-    const tg_vf cdf = 0.5f * (1.0f + erf_vf(x * (float)TG_GELU_SQRT1_2));
+    const tg_vf cdf = 0.5f * (1.0f + tg__vf_erf(x * (float)TG_GELU_SQRT1_2));
     const tg_vf pdf = (float)TG_GELU_PDF * tg__vf_exp(-0.5f * x * x);
     return g * (cdf + x * pdf);
 }
 
 /* g * (0.5 (1 + t) + 0.5 x (1 - t^2) beta (1 + 3 kappa x^2)): the 'tanh' formula. */
-static inline tg_vf gelu_backward_tanh_vf(tg_vf g, tg_vf x)
+static inline tg_vf tg__vf_gelu_backward_tanh(tg_vf g, tg_vf x)
 {
     const tg_vf x_sq = x * x;
     const tg_vf t = tg__vf_tanh((float)TG_GELU_BETA * (x + (float)TG_GELU_KAPPA * x_sq * x));
@@ -90,8 +85,8 @@ static inline tg_vf gelu_backward_tanh_vf(tg_vf g, tg_vf x)
 }
 
 /* f over whole vectors of g and x, the tail through zero-padded buffers. */
-static inline __attribute__((always_inline)) void map2(tg_vf (*f)(tg_vf, tg_vf), float *out,
-                                                       const float *g, const float *x, int64_t n)
+static inline __attribute__((always_inline)) void
+tg__vf_map2_all(tg_vf (*f)(tg_vf, tg_vf), float *out, const float *g, const float *x, int64_t n)
 {
     int64_t i = 0;
     for (; i + TG_VF_LANES <= n; i += TG_VF_LANES)
@@ -104,18 +99,18 @@ static inline __attribute__((always_inline)) void map2(tg_vf (*f)(tg_vf, tg_vf),
     memcpy(out + i, gb, (size_t)(n - i) * sizeof *gb);
 }
 
-static void gelu_backward_none_map(float *out, const float *g, const float *x, int64_t n)
+/* out[i] = gelu(x[i]) and out[i] = g[i] * gelu'(x[i]) over contiguous arrays; approximate 1 is
+ * 'tanh', 0 'none'. */
+static inline void tg__vec_gelu_f32(float *out, const float *x, int64_t n, int approximate)
 {
-    map2(gelu_backward_none_vf, out, g, x, n);
+    if (approximate) tg__vf_map_all(tg__vf_gelu_tanh, out, x, n);
+    else tg__vf_map_all(tg__vf_gelu_none, out, x, n);
 }
-static void gelu_backward_tanh_map(float *out, const float *g, const float *x, int64_t n)
+static inline void tg__vec_gelu_backward_f32(float *out, const float *g, const float *x, int64_t n,
+                                             int approximate)
 {
-    map2(gelu_backward_tanh_vf, out, g, x, n);
+    if (approximate) tg__vf_map2_all(tg__vf_gelu_backward_tanh, out, g, x, n);
+    else tg__vf_map2_all(tg__vf_gelu_backward_none, out, g, x, n);
 }
 
-const tg_actlm_loops TG_CAP_NAME(tg__actlm_loops) = {
-    .gelu_none_f32 = gelu_none_map,
-    .gelu_tanh_f32 = gelu_tanh_map,
-    .gelu_backward_none_f32 = gelu_backward_none_map,
-    .gelu_backward_tanh_f32 = gelu_backward_tanh_map,
-};
+#endif
