@@ -20,17 +20,13 @@
 #define TG_INDEX_CHECKS_H
 
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef __CUDACC__
-#define TG_INDEX_HD __host__ __device__
-#else
-#define TG_INDEX_HD
-#endif
+#include "tg_hd.h"
 
 typedef struct tg_index_plan {
     int64_t ndim; /* >= 1 (a 0-dim operand is read as 1-d of size 1) */
@@ -56,8 +52,8 @@ typedef enum tg_index_reduce {
 } tg_index_reduce;
 
 /* The first element offsets of line `l`: index, self (before the index's term) and other. */
-static inline TG_INDEX_HD void tg__index_line(const tg_index_plan *p, int64_t l, int64_t *io,
-                                              int64_t *so, int64_t *oo)
+static inline TG_HD void tg__index_line(const tg_index_plan *p, int64_t l, int64_t *io, int64_t *so,
+                                        int64_t *oo)
 {
     int64_t a = 0, b = 0, c = 0;
     for (int64_t d = p->ndim - 1; d >= 0; d--) {
@@ -584,7 +580,7 @@ static inline bool tg__nonzero_at(const tg_nonzero_job *j, int64_t i)
     case TG_FLOAT64: return ((const double *)j->data)[i] != 0;
     case TG_INT64: return ((const int64_t *)j->data)[i] != 0;
     case TG_INT32: return ((const int32_t *)j->data)[i] != 0;
-    default: return tg__load_double(j->data + i * (int64_t)tg_dtype_size(j->dtype), j->dtype) != 0;
+    default: return tg__pw_load_f64(j->data + i * (int64_t)tg_dtype_size(j->dtype), j->dtype) != 0;
     }
 }
 

@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "tg_hd.h"
 
 /* The geometry of one pooling or padding call. */
 typedef struct tg_pool2d {
@@ -238,16 +239,11 @@ static inline int tg__pool_backward_check(const char *op, const tg_tensor *grad_
 }
 
 /* Adaptive pooling's windows: output cell i of o over a dim of n covers [start, end). */
-#ifdef __CUDACC__
-#define TG_POOL_HD __host__ __device__
-#else
-#define TG_POOL_HD
-#endif
-static inline TG_POOL_HD int64_t tg__adaptive_start(int64_t i, int64_t o, int64_t n)
+static inline TG_HD int64_t tg__adaptive_start(int64_t i, int64_t o, int64_t n)
 {
     return (i / o) * n + ((i % o) * n) / o;
 }
-static inline TG_POOL_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t n)
+static inline TG_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t n)
 {
     return 1 + ((i + 1) * n - 1) / o;
 }
@@ -255,9 +251,9 @@ static inline TG_POOL_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t 
 /* The window of average-pooling output (oh, ow) clipped to the input, [h0, h1) x [w0, w1), and
  * its divisor (divisor_override, else the window counted with its padding or without, as
  * count_include_pad says); false when the window holds no input element. */
-static inline TG_POOL_HD bool tg__avg_pool_window(const tg_pool2d *p, int64_t oh, int64_t ow,
-                                                  int64_t *h0, int64_t *h1, int64_t *w0,
-                                                  int64_t *w1, int64_t *div)
+static inline TG_HD bool tg__avg_pool_window(const tg_pool2d *p, int64_t oh, int64_t ow,
+                                             int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1,
+                                             int64_t *div)
 {
     *h0 = oh * p->sh - p->ph;
     *w0 = ow * p->sw - p->pw;
@@ -402,7 +398,7 @@ static inline int tg__pad2d_backward_check(const char *op, const tg_tensor *grad
 
 /* The source index along one dim of output position j for reflection / replication padding
  * with `before` padding and n input elements (PyTorch's arithmetic, negative pads crop). */
-static inline TG_POOL_HD int64_t tg__pad_src(int64_t j, int64_t before, int64_t n, bool reflect)
+static inline TG_HD int64_t tg__pad_src(int64_t j, int64_t before, int64_t n, bool reflect)
 {
     int64_t i_start = before < 0 ? -before : 0, o_start = before > 0 ? before : 0, ip;
     if (j < before) ip = reflect ? before * 2 - j : before;

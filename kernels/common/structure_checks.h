@@ -18,12 +18,7 @@
 #include "tg_kutil.h"
 
 #include <string.h>
-
-#ifdef __CUDACC__
-#define TG_STRUCT_HD __host__ __device__
-#else
-#define TG_STRUCT_HD
-#endif
+#include "tg_hd.h"
 
 /* ------------------------------------------------------------------ cumsum / cumprod */
 
@@ -57,7 +52,7 @@ typedef struct tg_gather_map {
 } tg_gather_map;
 
 /* Self's index along output dim d for output index i (see the top of the file). */
-static inline TG_STRUCT_HD int64_t tg__gather_src(const tg_gather_map *m, int64_t d, int64_t i)
+static inline TG_HD int64_t tg__gather_src(const tg_gather_map *m, int64_t d, int64_t i)
 {
     int64_t n = m->src_sizes[d];
     if (m->flip[d]) return n - 1 - i;
@@ -66,7 +61,7 @@ static inline TG_STRUCT_HD int64_t tg__gather_src(const tg_gather_map *m, int64_
 }
 
 /* The element offset in self of output element `lin` (row-major). */
-static inline TG_STRUCT_HD int64_t tg__gather_offset(const tg_gather_map *m, int64_t lin)
+static inline TG_HD int64_t tg__gather_offset(const tg_gather_map *m, int64_t lin)
 {
     int64_t off = 0;
     for (int64_t d = m->ndim - 1; d >= 0; d--) {

@@ -19,6 +19,7 @@
  * contiguous and the row stride is at least the row length (the GPT's qkv.view().transpose(1, 2)
  * views are); any other layout is copied once. Masks broadcast with stride 0; a floating mask of
  * another dtype than query is converted once. */
+#include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "attention_checks.h"
 #include "pointwise_scalar.h"
@@ -205,7 +206,7 @@ static void fill(tg_tensor *t, double v)
     int64_t n = tg__numel(t);
     char *p = tg__k_data(t);
     for (int64_t i = 0; i < n; i++)
-        tg__store_double(p + i * (int64_t)tg_dtype_size(t->dtype), t->dtype, v);
+        tg__pw_store_f64(p + i * (int64_t)tg_dtype_size(t->dtype), t->dtype, v);
 }
 
 tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key,

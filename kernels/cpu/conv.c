@@ -19,6 +19,7 @@
  * run in parallel (one column buffer of K x L per task, and OpenBLAS runs single-threaded
  * inside a parallel region); otherwise samples run one after another and BLAS decides. grad_weight sums the samples
  * in min(N, 8) fixed parts merged in order, so its value does not depend on the thread count. */
+#include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "conv_checks.h"
 
@@ -390,7 +391,7 @@ static void bias_grad(const tg_tensor *go, tg_tensor *gb, const tg__conv_geom *g
             else
                 for (int64_t i = 0; i < L; i++) s += ((const double *)d)[base + i];
         }
-        tg__store_double(tg__k_data(gb) + c * (int64_t)tg_dtype_size(gb->dtype), gb->dtype, s);
+        tg__pw_store_f64(tg__k_data(gb) + c * (int64_t)tg_dtype_size(gb->dtype), gb->dtype, s);
     }
 }
 

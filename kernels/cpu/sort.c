@@ -8,6 +8,7 @@
  * contiguous (outer x k x inner); a non-contiguous out= tensor receives a copy. */
 #include <stdlib.h>
 
+#include "pointwise_convert.h"
 #include "kernels/sort.h"
 #include "kernels/sort_backward.h"
 #include "kernels/topk.h"
@@ -37,8 +38,8 @@ static inline uint64_t key_at(const char *p, tg_dtype dt, bool desc)
     case TG_INT64: return tg__sort_key_i64(*(const int64_t *)p, desc);
     case TG_INT32: return tg__sort_key_i64(*(const int32_t *)p, desc);
     default:
-        return tg_dtype_is_floating(dt) ? tg__sort_key_f64(tg__load_double(p, dt), desc)
-                                        : tg__sort_key_i64(tg__load_int64(p, dt), desc);
+        return tg_dtype_is_floating(dt) ? tg__sort_key_f64(tg__pw_load_f64(p, dt), desc)
+                                        : tg__sort_key_i64(tg__pw_load_i64(p, dt), desc);
     }
 }
 
