@@ -99,4 +99,30 @@ static inline TG_HD int64_t tg__rv_inner_offset(const rview *v, int64_t j)
     return off;
 }
 
+/* The strides of t seen as [outer, n, inner] around dim d (softmax, cumsum: one reduced dim),
+ * in elements: false when its outer dims or its inner dims do not collapse to one stride each
+ * (the caller works on a copy then). */
+static inline bool tg__view3(const tg_tensor *t, int64_t d, int64_t *so, int64_t *sd, int64_t *si)
+{
+    *sd = t->ndim ? t->strides[d] : 1;
+    *si = 1;
+    *so = 1;
+    /* inner dims (after d) must collapse to one stride; likewise outer dims (before d) */
+    int64_t expect = -1;
+    for (int64_t k = t->ndim - 1; k > d; k--) {
+        if (t->sizes[k] == 1) continue;
+        if (expect < 0) *si = t->strides[k];
+        else if (t->strides[k] != expect) return false;
+        expect = t->strides[k] * t->sizes[k];
+    }
+    expect = -1;
+    for (int64_t k = d - 1; k >= 0; k--) {
+        if (t->sizes[k] == 1) continue;
+        if (expect < 0) *so = t->strides[k];
+        else if (t->strides[k] != expect) return false;
+        expect = t->strides[k] * t->sizes[k];
+    }
+    return true;
+}
+
 #endif

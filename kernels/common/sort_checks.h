@@ -184,4 +184,27 @@ static inline int tg__sort_backward_check(const char *op, const tg_tensor *grad,
     return 0;
 }
 
+/* The end of sort (and topk) on every backend: the values and indices, written through the
+ * working copies vw and iw, go back into v and ix (the out= tensors, or new ones); the outs the
+ * caller gave get a new version. Returns the results, or NULLs with v and ix released when rc
+ * is not 0 or a copy fails. */
+static inline tg_values_indices tg__sort_finish(const char *op, int rc, tg_tensor *v, tg_tensor *vw,
+                                                tg_tensor *ix, tg_tensor *iw, bool values_given,
+                                                bool indices_given)
+{
+    tg_values_indices r = { NULL, NULL };
+    rc = tg__k_write_back(op, v, vw, rc);
+    rc = tg__k_write_back(op, ix, iw, rc);
+    if (rc != 0) {
+        tg_release(v);
+        tg_release(ix);
+        return r;
+    }
+    if (values_given) tg__bump_version(v);
+    if (indices_given) tg__bump_version(ix);
+    r.values = v;
+    r.indices = ix;
+    return r;
+}
+
 #endif

@@ -134,7 +134,7 @@ static int prepare(const char *op, tg_tensor *query, tg_tensor *key, tg_tensor *
     bool ok = ops[2] != NULL;
     if (ok && attn_mask) ok = (ops[3] = mask_operand(op, attn_mask, query->dtype)) != NULL;
     if (!ok) {
-        for (int i = 0; i < 4; i++) tg_release(ops[i]);
+        tg__k_release_all(ops, 4);
         return -1;
     }
     for (int d = 0; d < 4; d++) {
@@ -250,7 +250,7 @@ tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query,
         tg_release(r.output);
         r.output = NULL;
     }
-    for (int i = 0; i < 4; i++) tg_release(ops[i]);
+    tg__k_release_all(ops, 4);
     return r;
 }
 
@@ -359,6 +359,6 @@ tg_grad_query_grad_key_grad_value tg__cpu_scaled_dot_product_fused_attention_bac
     tg_release(go);
     tg_release(o);
     tg_release(lse);
-    for (int i = 0; i < 4; i++) tg_release(ops[i]);
+    tg__k_release_all(ops, 4);
     return r;
 }

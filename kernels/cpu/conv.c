@@ -367,7 +367,7 @@ tg_tensor *tg__cpu_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *b
         j.out = tg__k_data(out);
         rc = run_samples(op, &j, to_im_task);
     }
-    for (int i = 0; i < 3; i++) tg_release(c[i]);
+    tg__k_release_all(c, 3);
     if (rc != 0) {
         tg_release(out);
         return NULL;
@@ -443,7 +443,7 @@ tg_tensors3 tg__cpu_convolution_backward(tg_tensor *grad_output, tg_tensor *inpu
         if (r.r2) bias_grad(go, r.r2, &g);
         else rc = -1;
     }
-    for (int i = 0; i < 3; i++) tg_release(c[i]);
+    tg__k_release_all(c, 3);
     if (rc != 0) {
         tg_release(r.r0);
         tg_release(r.r1);

@@ -13,7 +13,7 @@
  * (cap/softmax_rows.c). */
 #include "tg_kutil.h"
 #include "pointwise_convert.h"
-#include "pointwise_scalar.h"
+#include "reduce_view.h" /* tg__view3 */
 #include "softmax_checks.h"
 #include "softmax_rows.h"
 
@@ -86,31 +86,6 @@ static void slices_task(int64_t b, int64_t e, void *ctx)
     if (tmp != stack_tmp && tmp) free(tmp);
 }
 
-/* Strides of t viewed as [outer, n, inner] around d (outer/inner collapsed when possible;
- * returns false when they do not collapse, in which case the caller works on a copy). */
-static bool view3(const tg_tensor *t, int64_t d, int64_t *so, int64_t *sd, int64_t *si)
-{
-    *sd = t->ndim ? t->strides[d] : 1;
-    *si = 1;
-    *so = 1;
-    /* inner dims (after d) must collapse to one stride; likewise outer dims (before d) */
-    int64_t expect = -1;
-    for (int64_t k = t->ndim - 1; k > d; k--) {
-        if (t->sizes[k] == 1) continue;
-        if (expect < 0) *si = t->strides[k];
-        else if (t->strides[k] != expect) return false;
-        expect = t->strides[k] * t->sizes[k];
-    }
-    expect = -1;
-    for (int64_t k = d - 1; k >= 0; k--) {
-        if (t->sizes[k] == 1) continue;
-        if (expect < 0) *so = t->strides[k];
-        else if (t->strides[k] != expect) return false;
-        expect = t->strides[k] * t->sizes[k];
-    }
-    return true;
-}
-
 static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64_t dim,
                                  bool half_to_float, tg_tensor *out)
 {
@@ -127,8 +102,8 @@ static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64
     if (numel == 0) return res;
     sm_job j = { lg, self->dtype, tg__k_data(self), tg__k_data(res), n, 1, 0, 0, 0, 0, 0, 0 };
     for (int64_t k = d + 1; k < self->ndim; k++) j.inner *= self->sizes[k];
-    bool ok = view3(self, d, &j.xs_outer, &j.xs_dim, &j.xs_inner) &&
-              view3(res, d, &j.ys_outer, &j.ys_dim, &j.ys_inner);
+    bool ok = tg__view3(self, d, &j.xs_outer, &j.xs_dim, &j.xs_inner) &&
+              tg__view3(res, d, &j.ys_outer, &j.ys_dim, &j.ys_inner);
     if (!ok) {
         /* strides that do not collapse to [outer, n, inner]: walk slices by linear index */
         size_t es = tg_dtype_size(self->dtype);

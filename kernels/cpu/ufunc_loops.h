@@ -17,10 +17,8 @@
 
 #include "ufunc.h"
 
-#define TG__UFUNC_INLINE static inline __attribute__((always_inline))
-
 /* out[io] = f(a[ia], b[ib], c[ic]) for arrays of the kind's type (unused inputs ignored). */
-TG__UFUNC_INLINE void tg__ufunc_elem(tg_pw_kind k, const tg_ufunc_fns *f, const tg_ufunc_ctx *c,
+TG_ALWAYS_INLINE void tg__ufunc_elem(tg_pw_kind k, const tg_ufunc_fns *f, const tg_ufunc_ctx *c,
                                      char *o, int64_t io, char *const *x, int64_t ia, int64_t ib,
                                      int64_t ic)
 {
@@ -51,7 +49,7 @@ TG__UFUNC_INLINE void tg__ufunc_elem(tg_pw_kind k, const tg_ufunc_fns *f, const 
     }
 }
 
-TG__UFUNC_INLINE void tg__ufunc_loop(tg_pw_kind k, const tg_ufunc_fns *f, char **data,
+TG_ALWAYS_INLINE void tg__ufunc_loop(tg_pw_kind k, const tg_ufunc_fns *f, char **data,
                                      const int64_t *s, int64_t n, void *vctx)
 {
     const tg_ufunc_ctx *ctx = vctx;

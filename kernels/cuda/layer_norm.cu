@@ -213,16 +213,7 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm(tg_tensor *input, tg_int_list 
     tg_release(x);
     tg_release(w);
     tg_release(b);
-    if (!ok) {
-        tg_release(y);
-        tg_release(mt);
-        tg_release(rt);
-        return res;
-    }
-    res.r0 = y;
-    res.r1 = mt;
-    res.r2 = rt;
-    return res;
+    return tg__k_results3(ok, y, mt, rt);
 }
 
 extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input,
@@ -297,15 +288,6 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, 
                                                      st)) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(dx);
-        tg_release(gw);
-        tg_release(gb);
-        return res;
-    }
-    res.r0 = dx;
-    res.r1 = gw;
-    res.r2 = gb;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, dx, gw, gb);
 }

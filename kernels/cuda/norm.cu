@@ -244,17 +244,8 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
     if (ok && training && rv && rv != running_var)
         ok = tg__cuda_copy_broadcast(op, running_var, rv) == 0;
     tg_tensor *tmp[6] = { x, w, b, rm, rv, coef };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(y);
-        tg_release(sm);
-        tg_release(si);
-        return res;
-    }
-    res.r0 = y;
-    res.r1 = sm;
-    res.r2 = si;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, y, sm, si);
 }
 
 extern "C" tg_tensors3
@@ -310,17 +301,8 @@ tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_te
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, w, m, v, coef };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(dx);
-        tg_release(gw);
-        tg_release(gb);
-        return res;
-    }
-    res.r0 = dx;
-    res.r1 = gw;
-    res.r2 = gb;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, dx, gw, gb);
 }
 
 /* ------------------------------------------------------------------ group norm */
@@ -466,16 +448,7 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm(tg_tensor *input, tg_tensor *w
     tg_release(x);
     tg_release(w);
     tg_release(b);
-    if (!ok) {
-        tg_release(y);
-        tg_release(mt);
-        tg_release(rt);
-        return res;
-    }
-    res.r0 = y;
-    res.r1 = mt;
-    res.r2 = rt;
-    return res;
+    return tg__k_results3(ok, y, mt, rt);
 }
 
 extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input,
@@ -543,17 +516,8 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
                                                      st)) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(dx);
-        tg_release(gw);
-        tg_release(gb);
-        return res;
-    }
-    res.r0 = dx;
-    res.r1 = gw;
-    res.r2 = gb;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, dx, gw, gb);
 }
 
 /* ------------------------------------------------------------------ upsampling */
@@ -700,11 +664,7 @@ static tg_tensor *ups_fwd(const char *op, const char *kname, tg_tensor *self,
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_release(x);
-    if (!ok) {
-        tg_release(y);
-        return NULL;
-    }
-    return y;
+    return tg__k_result(ok, y);
 }
 
 static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_output,
@@ -740,11 +700,7 @@ static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_out
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_release(go);
-    if (!ok) {
-        tg_release(gi);
-        return NULL;
-    }
-    return gi;
+    return tg__k_result(ok, gi);
 }
 
 extern "C" tg_tensor *tg__cuda_upsample_nearest2d(tg_tensor *self, tg_int_list output_size,
