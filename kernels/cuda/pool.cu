@@ -26,10 +26,6 @@
 
 #define THREADS 256
 
-#define GRID_LOOP(i, n)                                                       \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)blockDim.x * gridDim.x)
-
 __device__ __forceinline__ int64_t pmin(int64_t a, int64_t b) { return a < b ? a : b; }
 __device__ __forceinline__ int64_t pmax(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -43,8 +39,7 @@ template <class T> struct pool_acc {
 template <class T>
 __global__ void maxpool_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0 = oh * p.sh - p.ph, h1 = pmin(h0 + (p.kh - 1) * p.dh + 1, p.ih);
@@ -70,8 +65,7 @@ __global__ void maxpool_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t
 template <class T>
 __global__ void maxpool_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         int64_t eh = (p.kh - 1) * p.dh + 1, ew = (p.kw - 1) * p.dw + 1;
         int64_t ph0 = h + p.ph < eh ? 0 : (h + p.ph - eh) / p.sh + 1;
@@ -93,8 +87,7 @@ __global__ void maxpool_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, 
 template <class T>
 __global__ void admax_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         /* the outputs whose windows may hold (h, w) (PyTorch's START_IND / END_IND, widened by
          * one each side; the windows are checked below) */
@@ -114,8 +107,7 @@ __global__ void admax_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, in
 template <class T>
 __global__ void gather_fwd(tg_pool2d p, const T *x, const int64_t *ind, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t k = i / (p.oh * p.ow), t = ind[i];
         y[i] = t >= 0 && t < p.ih * p.iw ? x[k * p.ih * p.iw + t] : (T)0;
     }
@@ -123,8 +115,7 @@ __global__ void gather_fwd(tg_pool2d p, const T *x, const int64_t *ind, T *y, in
 
 template <class T> __global__ void avgpool_fwd(tg_pool2d p, const T *x, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0, h1, w0, w1, div;
@@ -141,8 +132,7 @@ template <class T> __global__ void avgpool_fwd(tg_pool2d p, const T *x, T *y, in
 
 template <class T> __global__ void avgpool_bwd(tg_pool2d p, const T *g, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         int64_t ph0 = h + p.ph < p.kh ? 0 : (h + p.ph - p.kh) / p.sh + 1;
         int64_t ph1 = pmin((h + p.ph) / p.sh + 1, p.oh);
@@ -163,8 +153,7 @@ template <class T> __global__ void avgpool_bwd(tg_pool2d p, const T *g, T *gi, i
 
 template <class T> __global__ void adavg_fwd(tg_pool2d p, const T *x, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0 = tg__adaptive_start(oh, p.oh, p.ih), h1 = tg__adaptive_end(oh, p.oh, p.ih);
@@ -178,8 +167,7 @@ template <class T> __global__ void adavg_fwd(tg_pool2d p, const T *x, T *y, int6
 
 template <class T> __global__ void adavg_bwd(tg_pool2d p, const T *g, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         /* the outputs whose windows may hold (h, w) (PyTorch's START_IND / END_IND, widened by
          * one each side; the windows are checked below) */
@@ -203,8 +191,7 @@ template <class T> __global__ void adavg_bwd(tg_pool2d p, const T *g, T *gi, int
 
 template <class T> __global__ void admax_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0 = tg__adaptive_start(oh, p.oh, p.ih), h1 = tg__adaptive_end(oh, p.oh, p.ih);
@@ -226,8 +213,7 @@ template <class T> __global__ void admax_fwd(tg_pool2d p, const T *x, T *y, int6
 
 template <class T> __global__ void pad_fwd(tg_pool2d p, bool reflect, const T *x, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         int64_t h = tg__pad_src(oh, p.pt, p.ih, reflect), w = tg__pad_src(ow, p.pl, p.iw, reflect);
         y[i] = x[(k * p.ih + h) * p.iw + w];
@@ -237,8 +223,7 @@ template <class T> __global__ void pad_fwd(tg_pool2d p, bool reflect, const T *x
 /* grad_input (k, h, w): the sum over the output rows and columns that read row h, column w. */
 template <class T> __global__ void pad_bwd(tg_pool2d p, bool reflect, const T *g, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         const T *gp = g + k * p.oh * p.ow;
         T s = 0;

@@ -3,7 +3,7 @@
  * Its names are tg__cuda_* (functions) and tg_cuda_* (types). It offers:
  *
  *   - status checks that turn a CUDA error into a library error (tg__cuda_ok,
- *     tg__cuda_launch_ok, TG_CUDA_CHECK);
+ *     tg__cuda_launch_ok);
  *   - devices, streams and launch configuration (tg__cuda_device_of, a device guard,
  *     tg__cuda_select_stream, tg__cuda_blocks);
  *   - host-side argument helpers: operands on one device, out= on a device
@@ -58,21 +58,25 @@ static inline int tg__cuda_ok(const char *op, cudaError_t e)
     return -1;
 }
 
-/* For functions returning a pointer: evaluates a CUDA call; on failure records the error and
- * returns NULL from the enclosing function. Use only where nothing needs releasing. */
-#define TG_CUDA_CHECK(op, expr)                          \
-    do {                                                 \
-        if (tg__cuda_ok((op), (expr)) != 0) return NULL; \
-    } while (0)
-
 /* After every kernel launch: the launch error (bad configuration, no device). */
 static inline int tg__cuda_launch_ok(const char *op) { return tg__cuda_ok(op, cudaGetLastError()); }
 
 /* ------------------------------------------------------------------ launch configuration */
 
 #define TG_CUDA_THREADS 256
-/* Grid-stride loops cover any n; more blocks than this buys nothing for pointwise work. */
+/* Grid-stride loops cover any n:
+ *   for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) ...
+ * More blocks than TG_CUDA_MAX_BLOCKS buys nothing for pointwise work. */
 #define TG_CUDA_MAX_BLOCKS 65536
+
+__device__ __forceinline__ int64_t tg__cuda_thread_index()
+{
+    return (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t tg__cuda_thread_count()
+{
+    return (int64_t)blockDim.x * gridDim.x;
+}
 
 /* Blocks for n work items at `threads` per block, at least 1, at most TG_CUDA_MAX_BLOCKS. */
 static inline unsigned tg__cuda_blocks(int64_t n, int threads)
