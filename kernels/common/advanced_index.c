@@ -103,8 +103,8 @@ static int mask_columns(adv_work *w, const tg_tensor *t, int64_t d)
             return tg__fail(w->op,
                             "The shape of the mask [%lld] at index %lld does not match the shape "
                             "of the indexed tensor [%lld] at index %lld",
-                            (long long)t->sizes[j], (long long)j,
-                            (long long)w->self->sizes[d + j], (long long)(d + j));
+                            (long long)t->sizes[j], (long long)j, (long long)w->self->sizes[d + j],
+                            (long long)(d + j));
     tg_tensor *h = host_copy(w->op, t, t->dtype);
     if (!h) return -1;
     w->hold[w->nhold++] = h;

@@ -25,8 +25,8 @@ static const char *x_str(char *buf, size_t cap, const int64_t *v, int n)
 
 /* An int[] argument has one value per spatial dim (ATen's expand_param_if_needed also takes a
  * single value for all of them). Fills out[3] padded in front with `fill`. */
-static int conv_param(const char *op, const char *name, tg_int_list l, int nsp,
-                                 int64_t fill, int64_t *out)
+static int conv_param(const char *op, const char *name, tg_int_list l, int nsp, int64_t fill,
+                      int64_t *out)
 {
     char b[128];
     if (l.len != 1 && (int)l.len != nsp)
@@ -111,13 +111,13 @@ static int check_shapes(const char *op, const tg_tensor *input, const tg_tensor 
                         (long long)groups, (long long)groups, ws);
     int64_t want_c = transposed ? weight->sizes[0] : weight->sizes[1] * groups;
     if (input->sizes[1] != want_c)
-        return tg__fail(op,
-                        "Given %s%lld, weight of size %s, expected input%s to have %lld channels, "
-                        "but got %lld channels instead",
-                        transposed ? "transposed=" : "groups=",
-                        (long long)(transposed ? 1 : groups), ws,
-                        tg__shape_str(s2, sizeof s2, input->sizes, input->ndim),
-                        (long long)want_c, (long long)input->sizes[1]);
+        return tg__fail(
+            op,
+            "Given %s%lld, weight of size %s, expected input%s to have %lld channels, "
+            "but got %lld channels instead",
+            transposed ? "transposed=" : "groups=", (long long)(transposed ? 1 : groups), ws,
+            tg__shape_str(s2, sizeof s2, input->sizes, input->ndim), (long long)want_c,
+            (long long)input->sizes[1]);
     *out_c = transposed ? weight->sizes[1] * groups : weight->sizes[0];
     if (bias_len >= 0 && !(bias_ndim == 1 && bias_sizes[0] == *out_c))
         return tg__fail(op,
@@ -176,7 +176,8 @@ static int output_transposed(const char *op, const tg__conv_geom *g, const int64
     char s1[256], s2[256];
     const int nsp = g->nsp;
     for (int i = 0; i < 3; i++)
-        if (opad[i] >= g->stride[i] && opad[i] >= g->dil[i]) return output_padding_error(op, g, opad);
+        if (opad[i] >= g->stride[i] && opad[i] >= g->dil[i])
+            return output_padding_error(op, g, opad);
     for (int i = 0; i < 3; i++)
         out_sp[i] = (in_sp[i] - 1) * g->stride[i] - 2 * g->pad[i] + ksz[i] + opad[i];
     for (int i = 3 - nsp; i < 3; i++)
@@ -254,8 +255,8 @@ int tg__conv_prepare(const char *op, tg__conv_geom *g, const tg_tensor *input,
     return 0;
 }
 
-int tg__conv_check_grad_output(const char *op, const tg__conv_geom *g,
-                               const tg_tensor *grad_output, tg_dtype dtype)
+int tg__conv_check_grad_output(const char *op, const tg__conv_geom *g, const tg_tensor *grad_output,
+                               tg_dtype dtype)
 {
     char s1[256], s2[256];
     int64_t nd = 2 + g->nsp;

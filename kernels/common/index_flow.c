@@ -7,8 +7,7 @@
 /* The written operand of a structured scatter-style kernel: out NULL, a new tensor (self's
  * shape and dtype, on `dev`) the caller fills with self; out == self, self (in place); else
  * out checked (self's dtype, resized when empty). Sets *copy when self must be copied in. */
-static tg_tensor *prepare_out(const char *op, tg_tensor *self, tg_tensor *out,
-                                               bool *copy)
+static tg_tensor *prepare_out(const char *op, tg_tensor *self, tg_tensor *out, bool *copy)
 {
     *copy = out != self;
     if (out == self) return tg_retain(self);
@@ -40,9 +39,8 @@ static tg_tensor *convert(const char *op, tg_tensor *t, tg_dtype dt)
 }
 
 /* The index as contiguous int64, bounds-checked. NULL + error. */
-static tg_tensor *prepare_index(const char *op, const tg_index_backend *be,
-                                                 tg_tensor *index, int64_t bound, int64_t dim,
-                                                 bool select)
+static tg_tensor *prepare_index(const char *op, const tg_index_backend *be, tg_tensor *index,
+                                int64_t bound, int64_t dim, bool select)
 {
     tg_tensor *idx = convert(op, index, TG_INT64);
     if (idx && be->bounds(op, idx, bound, dim, select) != 0) {
@@ -118,9 +116,8 @@ static int run_mean(const char *op, const tg_index_backend *be, const tg_index_e
 }
 
 /* gather (one_d false) or index_select (one_d true) into out (NULL: allocated). */
-tg_tensor *tg__index_gather_flow(const char *op, const tg_index_backend *be,
-                                               tg_tensor *self, int64_t wd, tg_tensor *index,
-                                               bool one_d, tg_tensor *out)
+tg_tensor *tg__index_gather_flow(const char *op, const tg_index_backend *be, tg_tensor *self,
+                                 int64_t wd, tg_tensor *index, bool one_d, tg_tensor *out)
 {
     int64_t sizes[TG_MAX_DIMS], nd;
     if (one_d) nd = tg__index_select_shape(self, wd, index, sizes);
@@ -165,11 +162,10 @@ tg_tensor *tg__index_gather_flow(const char *op, const tg_index_backend *be,
 /* The scatter family and index_add (one_d): self copied into the written operand (out; NULL
  * allocates, out == self in place), then src (NULL: `value`) combined at index by red, self's
  * own values left out of the reduction where !include_self. */
-tg_tensor *tg__index_scatter_flow(const char *op, const tg_index_backend *be,
-                                                tg_tensor *self, int64_t wd, tg_tensor *index,
-                                                tg_tensor *src, double value, tg_index_reduce red,
-                                                bool include_self, double alpha, bool one_d,
-                                                tg_tensor *out)
+tg_tensor *tg__index_scatter_flow(const char *op, const tg_index_backend *be, tg_tensor *self,
+                                  int64_t wd, tg_tensor *index, tg_tensor *src, double value,
+                                  tg_index_reduce red, bool include_self, double alpha, bool one_d,
+                                  tg_tensor *out)
 {
     bool copy;
     tg_tensor *r = prepare_out(op, self, out, &copy);
@@ -309,4 +305,3 @@ tg_tensor *tg__nonzero_host(const char *op, const tg_tensor *x)
     free(j.counts);
     return r;
 }
-

@@ -14,7 +14,7 @@
 #endif
 
 /* TG_ALWAYS_INLINE: a generic function that takes a dtype, a compute kind or an element size
- * as a parameter and is instantiated by calling it with a constant (compare.c's pattern, the
+ * as a parameter and is instantiated by calling it with a constant (the pattern of kernels/cpu/ufunc_loops.h, the
  * replacement for function-defining macros): inlined into each caller, its branches on that
  * constant fold away and its loops vectorise for the one type. Host code. */
 #define TG_ALWAYS_INLINE static inline __attribute__((always_inline))

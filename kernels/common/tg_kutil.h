@@ -4,7 +4,7 @@
  * temporaries, write a working copy back into out=, hand over or release the results). PyTorch's ScalarType names ("Float") and the "[2, 3]" shape
  * format are the runtime's (tg__dtype_torch_name, tg__shape_str in runtime/core/core.h).
  *
- * Included by the CPU kernels (reduce.c, linalg.c, shape.c, nn.c, ...), the composites, the
+ * Included by the CPU kernels (reduce.c, linalg.c, shape.c, softmax.c, ...), the composites, the
  * *_checks.h headers and, through tg_cuda.cuh, every CUDA kernel (host code). Everything is
  * static inline; C11 and C++. */
 #ifndef TG_KUTIL_H

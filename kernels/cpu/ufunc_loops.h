@@ -4,7 +4,7 @@
  * Inlined with the kind and the function table constant (the table is a static const, so its
  * pointers fold to direct calls of the adapters, which inline), every case below is a plain
  * loop that the compiler vectorises for the capability the file is compiled for (cpu_cap.h),
- * as binary.c's hand-written loops used to be.
+ * as the hand-written loops of each family used to be.
  *
  * All operands hold the computation dtype (the output bool for a comparison: the bool-valued
  * functions are set); data[0] is the output, data[1 + j] input j. The cases: every operand

@@ -1,5 +1,5 @@
 /* Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC 2011), the
- * counter-based generator behind every random kernel on CUDA (random.cu, dropout in nn.cu):
+ * counter-based generator behind every random kernel on CUDA (random.cu, dropout.cu):
  * four 32-bit words for a 128-bit counter and a 64-bit key, with no state to carry between
  * threads. Random123's known-answer vectors hold for it (tests/cuda/test_cuda_factory.c checks
  * the streams it produces). */

@@ -1,5 +1,5 @@
-/* The generic elementwise launcher of the CUDA pointwise kernels (binary.cu, unary.cu,
- * compare.cu, ternary.cu, pointwise.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
+/* The generic elementwise launcher of the CUDA pointwise kernels (the generated ones through
+ * ufunc.cuh, ternary.cu, threshold.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
  * (one output, N = 1..3 inputs), with the functor f holding the scalar function of
  * kernels/common/ufunc/ (shared with the CPU kernels, so both compute the same thing).
  *

@@ -1,5 +1,4 @@
-/* CUDA pointwise backward helpers with CPU kernels in the pointwise family:
- * threshold_backward (relu's gradient), as kernels/cpu/nn_backward.c:
+/* CUDA threshold_backward (relu's gradient), as kernels/cpu/threshold.c:
  *
  *   grad_output, self (broadcastable, promoted to one dtype) -> out = self <= threshold ? 0 : grad_output
  *
