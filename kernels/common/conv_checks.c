@@ -2,6 +2,7 @@
  * (conv_checks.h), compiled once for both backends: PyTorch's messages in PyTorch's order
  * (ATen's ConvUtils check_shape_forward), one step per function. */
 #include "conv_checks.h"
+#include "tg_kutil.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -279,7 +280,7 @@ int tg__conv_prepare_backward(const char *op, tg__conv_geom *g, const tg_tensor 
                               int64_t groups, tg_bool_list output_mask, bool want[3])
 {
     bool has_bias = bias_sizes.data != NULL;
-    for (int i = 0; i < 3; i++) want[i] = output_mask.len > i && output_mask.data[i];
+    tg__k_output_mask(output_mask, want);
     if (tg__conv_prepare(op, g, input, weight, has_bias ? 1 : -1, bias_sizes.data,
                          (int64_t)bias_sizes.len, stride, padding, dilation, transposed,
                          output_padding, groups) != 0)

@@ -238,6 +238,10 @@ static inline int tg__pool_backward_check(const char *op, const tg_tensor *grad_
     return 0;
 }
 
+/* Checks a padding backward's dtypes: self's by the backend's check (PyTorch names the kernels
+ * differently), then grad_output's against it. */
+typedef int (*tg_pool_dtype_check_fn)(const char *op, const char *name, const tg_tensor *t);
+
 /* Adaptive pooling's windows: output cell i of o over a dim of n covers [start, end). */
 static inline TG_HD int64_t tg__adaptive_start(int64_t i, int64_t o, int64_t n)
 {
@@ -509,6 +513,24 @@ static inline int tg__max_pool_double_backward_check(const char *op, const tg_te
     p->iw = self->sizes[nd - 1];
     p->oh = indices->sizes[nd - 2];
     p->ow = indices->sizes[nd - 1];
+    return 0;
+}
+
+/* A padding backward's checks on every backend, in PyTorch's order: the forward's
+ * (tg__pad2d_check, into *p), grad_output's shape, self's dtype (`dtype_check`, the backend's,
+ * with PyTorch's kernel `name`), grad_output's dtype. 0, or -1 with the error recorded. */
+static inline int tg__pad2d_backward_checks(const char *op, const char *name,
+                                            const tg_tensor *grad_output, const tg_tensor *self,
+                                            tg_int_list padding, bool reflect,
+                                            tg_pool_dtype_check_fn dtype_check, tg_pool2d *p)
+{
+    if (tg__pad2d_check(op, self, padding, reflect, p) ||
+        tg__pad2d_backward_check(op, grad_output, p) || dtype_check(op, name, self))
+        return -1;
+    if (grad_output->dtype != self->dtype)
+        return tg__fail(op, "expected scalar type %s but found %s",
+                        tg__dtype_torch_name(self->dtype),
+                        tg__dtype_torch_name(grad_output->dtype));
     return 0;
 }
 

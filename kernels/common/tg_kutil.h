@@ -65,6 +65,12 @@ static inline char *tg__k_data(const tg_tensor *t)
     return (char *)t->storage->data + t->storage_offset * (int64_t)tg_dtype_size(t->dtype);
 }
 
+/* A backward's output_mask as three flags (missing entries false). */
+static inline void tg__k_output_mask(tg_bool_list mask, bool want[3])
+{
+    for (int i = 0; i < 3; i++) want[i] = i < mask.len && mask.data[i];
+}
+
 /* ---- epilogues ---- */
 
 /* Releases the n tensors of t (NULL entries allowed): a kernel's temporaries. */

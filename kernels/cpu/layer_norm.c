@@ -320,7 +320,7 @@ tg_tensors3 tg__cpu_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *i
                                       bias, &M, &N) != 0)
         return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     bool f32 = dt == TG_FLOAT32, ok = true;
     size_t es = tg_dtype_size(dt);

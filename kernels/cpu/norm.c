@@ -146,6 +146,16 @@ static int64_t prod_from(const tg_tensor *t, int64_t d)
     return p;
 }
 
+/* The end of a norm backward: dx, and the weight and bias gradients (as want[1] and want[2]
+ * ask) from their double sums dw and db over c channels; all released on failure. */
+static tg_tensors3 bwd_results(const char *op, const bool *want, tg_tensor *dx, int64_t c,
+                               tg_dtype dt, const double *dw, const double *db)
+{
+    tg_tensor *gw = want[1] ? new_vec(op, c, dt, dw) : NULL;
+    tg_tensor *gb = want[2] && (!want[1] || gw) ? new_vec(op, c, dt, db) : NULL;
+    return tg__k_results3((!want[1] || gw) && (!want[2] || gb), dx, gw, gb);
+}
+
 /* ---- native_batch_norm ---- */
 
 tg_tensors3 tg__cpu_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias,
@@ -238,7 +248,7 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
                                       save_mean, save_invstd, train) != 0)
         return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     bool f32 = dt == TG_FLOAT32;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = prod_from(input, 2);
@@ -292,19 +302,10 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
         }
     }
     for (int64_t ch = 0; ch < c; ch++) dot[ch] *= invstd[ch];
-    res.r0 = dx;
-    bool ok = true;
-    if (want[1]) ok = (res.r1 = new_vec(op, c, dt, dot)) != NULL;
-    if (ok && want[2]) ok = (res.r2 = new_vec(op, c, dt, sum)) != NULL;
+    res = bwd_results(op, want, dx, c, dt, dot, sum);
     free(buf);
-    tg_release(x);
-    tg_release(dy);
-    if (!ok) {
-        tg_release(res.r0);
-        tg_release(res.r1);
-        tg_release(res.r2);
-        res.r0 = res.r1 = res.r2 = NULL;
-    }
+    tg_tensor *tmp[2] = { x, dy };
+    tg__k_release_all(tmp, 2);
     return res;
 }
 
@@ -375,7 +376,7 @@ tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *i
         0)
         return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     bool f32 = dt == TG_FLOAT32;
     int64_t d = C / group, gsize = d * HxW, ng = N * group, nc = N * C;
@@ -430,19 +431,10 @@ tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *i
         dw[ch] = a;
         db[ch] = b;
     }
-    res.r0 = dx;
-    bool ok = true;
-    if (want[1]) ok = (res.r1 = new_vec(op, C, dt, dw)) != NULL;
-    if (ok && want[2]) ok = (res.r2 = new_vec(op, C, dt, db)) != NULL;
+    res = bwd_results(op, want, dx, C, dt, dw, db);
     free(buf);
-    tg_release(x);
-    tg_release(dy);
-    if (!ok) {
-        tg_release(res.r0);
-        tg_release(res.r1);
-        tg_release(res.r2);
-        res.r0 = res.r1 = res.r2 = NULL;
-    }
+    tg_tensor *tmp[2] = { x, dy };
+    tg__k_release_all(tmp, 2);
     return res;
 }
 

@@ -708,13 +708,9 @@ static tg_tensor *pad_backward(const char *op, const char *name, tg_tensor *grad
                                tg_tensor *self, tg_int_list padding, bool reflect)
 {
     tg_pool2d p;
-    if (tg__pad2d_check(op, self, padding, reflect, &p) ||
-        tg__pad2d_backward_check(op, grad_output, &p) || tg__pool_dtype_check(op, name, self))
+    if (tg__pad2d_backward_checks(op, name, grad_output, self, padding, reflect,
+                                  tg__pool_dtype_check, &p) != 0)
         return NULL;
-    if (grad_output->dtype != self->dtype)
-        return tg__error(op, "expected scalar type %s but found %s",
-                         tg__dtype_torch_name(self->dtype),
-                         tg__dtype_torch_name(grad_output->dtype));
     return run_backward(op, grad_output, self, NULL, &p, pad_bwd, reflect, p.oh * p.ow);
 }
 

@@ -192,11 +192,8 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
     if (tg__batch_norm_check(op, input, weight, bias, running_mean, running_var, training) != 0)
         return res;
     const tg_tensor *others[4] = { weight, bias, running_mean, running_var };
-    for (int i = 0; i < 4; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = 1;
@@ -261,13 +258,10 @@ tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_te
         return res;
     tg_tensor *mp = train ? save_mean : running_mean, *vp = train ? save_invstd : running_var;
     const tg_tensor *others[4] = { grad_out, weight, mp, vp };
-    for (int i = 0; i < 4; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = 1;
@@ -463,13 +457,10 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
         0)
         return res;
     const tg_tensor *others[4] = { grad_out, mean, rstd, weight };
-    for (int i = 0; i < 4; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     bool ok = true;
@@ -509,11 +500,7 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
     } else if (ok) {
         /* no elements: zero gradients */
         tg_tensor *outs[3] = { dx, gw, gb };
-        for (int i = 0; i < 3 && ok; i++)
-            if (outs[i] && tg__numel(outs[i]))
-                ok = tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(outs[i]), 0,
-                                                     (size_t)tg__numel(outs[i]) * tg_dtype_size(dt),
-                                                     st)) == 0;
+        ok = tg__cuda_zero_all(op, outs, 3, st) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
     tg__k_release_all(tmp, 6);

@@ -137,6 +137,29 @@ static inline int tg__cuda_same_device(const char *op, const tg_tensor *a, const
         da, db);
 }
 
+/* The start of a kernel over several operands: each of others[0..n) (NULL entries skipped) on
+ * input's device, then input's device made current; its stream in *st. 0, or -1 + error. */
+static inline int tg__cuda_begin(const char *op, const tg_tensor *input,
+                                 const tg_tensor *const *others, int n, cudaStream_t *st)
+{
+    for (int i = 0; i < n; i++)
+        if (tg__cuda_same_device(op, input, others[i])) return -1;
+    int rc;
+    *st = tg__cuda_select_stream(op, input->device, &rc);
+    return rc;
+}
+
+/* Zeroes the elements of each of t[0..n) (NULL entries skipped) on stream st; 0, or -1 + error. */
+static inline int tg__cuda_zero_all(const char *op, tg_tensor *const *t, int n, cudaStream_t st)
+{
+    for (int i = 0; i < n; i++) {
+        if (!t[i] || tg__numel(t[i]) == 0) continue;
+        size_t bytes = (size_t)tg__numel(t[i]) * tg_dtype_size(t[i]->dtype);
+        if (tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(t[i]), 0, bytes, st)) != 0) return -1;
+    }
+    return 0;
+}
+
 /* tg__k_prepare_out on a device: a new contiguous tensor on `dev`, or out checked (dtype
  * exactly `dtype`, same device) and resized. Returns a new reference or NULL + error. */
 static inline tg_tensor *tg__cuda_prepare_out(const char *op, tg_tensor *out, const int64_t *sizes,
