@@ -72,38 +72,23 @@ typedef float tg__pw_raw_f32 __attribute__((aligned(1), may_alias));
 typedef double tg__pw_raw_f64 __attribute__((aligned(1), may_alias));
 #endif
 
-/* float16 and bfloat16 bits to and from float (round to nearest even): the core's functions
- * on the host, CUDA's intrinsics on the device (the same results). */
-static inline TG_HD float tg__pw_half_to_float(uint16_t h)
+/* float16 (bf16 false) or bfloat16 bits to and from float (round to nearest even): the core's
+ * functions on the host, CUDA's intrinsics on the device (the same results). */
+static inline TG_HD float tg__pw_half_to_float(uint16_t h, bool bf16)
 {
 #if defined(__CUDA_ARCH__)
-    return __half2float(__ushort_as_half(h));
+    return bf16 ? __bfloat162float(__ushort_as_bfloat16(h)) : __half2float(__ushort_as_half(h));
 #else
-    return tg__half_to_float(h);
+    return bf16 ? tg__bf16_to_float(h) : tg__half_to_float(h);
 #endif
 }
-static inline TG_HD float tg__pw_bf16_to_float(uint16_t h)
+static inline TG_HD uint16_t tg__pw_float_to_half(float v, bool bf16)
 {
 #if defined(__CUDA_ARCH__)
-    return __bfloat162float(__ushort_as_bfloat16(h));
+    return bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v))
+                : __half_as_ushort(__float2half_rn(v));
 #else
-    return tg__bf16_to_float(h);
-#endif
-}
-static inline TG_HD uint16_t tg__pw_float_to_half(float v)
-{
-#if defined(__CUDA_ARCH__)
-    return __half_as_ushort(__float2half_rn(v));
-#else
-    return tg__float_to_half(v);
-#endif
-}
-static inline TG_HD uint16_t tg__pw_float_to_bf16(float v)
-{
-#if defined(__CUDA_ARCH__)
-    return __bfloat16_as_ushort(__float2bfloat16_rn(v));
-#else
-    return tg__float_to_bf16(v);
+    return bf16 ? tg__float_to_bf16(v) : tg__float_to_half(v);
 #endif
 }
 
@@ -117,8 +102,10 @@ static inline TG_HD int64_t tg__pw_load_i64(const char *p, tg_dtype t)
     case TG_INT16: return *(const tg__pw_raw_i16 *)p;
     case TG_INT32: return *(const tg__pw_raw_i32 *)p;
     case TG_INT64: return *(const tg__pw_raw_i64 *)p;
-    case TG_FLOAT16: return tg__pw_f64_to_i64(tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p));
-    case TG_BFLOAT16: return tg__pw_f64_to_i64(tg__pw_bf16_to_float(*(const tg__pw_raw_u16 *)p));
+    case TG_FLOAT16:
+        return tg__pw_f64_to_i64(tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, false));
+    case TG_BFLOAT16:
+        return tg__pw_f64_to_i64(tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, true));
     case TG_FLOAT32: return tg__pw_f64_to_i64(*(const tg__pw_raw_f32 *)p);
     case TG_FLOAT64: return tg__pw_f64_to_i64(*(const tg__pw_raw_f64 *)p);
     default: return 0;
@@ -128,8 +115,8 @@ static inline TG_HD int64_t tg__pw_load_i64(const char *p, tg_dtype t)
 static inline TG_HD double tg__pw_load_f64(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p);
-    case TG_BFLOAT16: return tg__pw_bf16_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_FLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, false);
+    case TG_BFLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, true);
     case TG_FLOAT32: return *(const tg__pw_raw_f32 *)p;
     case TG_FLOAT64: return *(const tg__pw_raw_f64 *)p;
     default: return (double)tg__pw_load_i64(p, t);
@@ -139,8 +126,8 @@ static inline TG_HD double tg__pw_load_f64(const char *p, tg_dtype t)
 static inline TG_HD float tg__pw_load_f32(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p);
-    case TG_BFLOAT16: return tg__pw_bf16_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_FLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, false);
+    case TG_BFLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, true);
     case TG_FLOAT32: return *(const tg__pw_raw_f32 *)p;
     default: return (float)tg__pw_load_f64(p, t);
     }
@@ -156,8 +143,8 @@ static inline TG_HD void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
     case TG_INT16: *(tg__pw_raw_i16 *)p = (int16_t)v; break;
     case TG_INT32: *(tg__pw_raw_i32 *)p = (int32_t)v; break;
     case TG_INT64: *(tg__pw_raw_i64 *)p = v; break;
-    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half((float)v); break;
-    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_bf16((float)v); break;
+    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half((float)v, false); break;
+    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half((float)v, true); break;
     case TG_FLOAT32: *(tg__pw_raw_f32 *)p = (float)v; break;
     case TG_FLOAT64: *(tg__pw_raw_f64 *)p = (double)v; break;
     default: break;
@@ -167,8 +154,8 @@ static inline TG_HD void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
 static inline TG_HD void tg__pw_store_f32(char *p, tg_dtype t, float v)
 {
     switch (t) {
-    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half(v); break;
-    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_bf16(v); break;
+    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half(v, false); break;
+    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half(v, true); break;
     case TG_FLOAT32: *(tg__pw_raw_f32 *)p = v; break;
     case TG_FLOAT64: *(tg__pw_raw_f64 *)p = v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;

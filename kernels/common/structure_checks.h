@@ -40,6 +40,16 @@ static inline int tg__cum_result_dtype(const char *op, const tg_tensor *self, tg
     return 0;
 }
 
+/* cumsum / cumprod's checks on every backend: dim wrapped into *d, the result dtype into *rt.
+ * 0, or -1 with the error recorded. */
+static inline int tg__cum_check(const char *op, const tg_tensor *self, int64_t dim, tg_dtype dtype,
+                                const tg_tensor *out, int64_t *d, tg_dtype *rt)
+{
+    *d = tg__wrap_dim(op, dim, self->ndim);
+    if (*d < 0) return -1;
+    return tg__cum_result_dtype(op, self, dtype, out, rt);
+}
+
 /* ------------------------------------------------------------------ the gather of flip/roll/repeat */
 
 typedef struct tg_gather_map {

@@ -146,10 +146,9 @@ static void cum_task(int64_t b, int64_t e, void *ctx)
 static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t dim,
                              tg_dtype dtype, tg_tensor *out)
 {
-    int64_t d = tg__wrap_dim(op, dim, self->ndim);
-    if (d < 0) return NULL;
+    int64_t d;
     tg_dtype rt;
-    if (tg__cum_result_dtype(op, self, dtype, out, &rt) != 0) return NULL;
+    if (tg__cum_check(op, self, dim, dtype, out, &d, &rt) != 0) return NULL;
     tg_tensor *res = tg__k_prepare_out(op, out, self->sizes, self->ndim, rt);
     if (!res) return NULL;
     int64_t numel = tg__numel(self);

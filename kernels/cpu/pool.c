@@ -287,13 +287,48 @@ TG_ALWAYS_INLINE void maxpool_rows(pool_kind k, const tg_pool2d *p, const char *
 /* ------------------------------------------------------------------ plane functions
  * Plane k of the job: its operands are the k-th plane of each array. */
 
-static void maxpool_fwd(const pool_job *j, int64_t k)
+/* Plane k of each of the job's arrays (NULL where the job has none). */
+typedef struct pool_plane {
+    const char *in; /* input (ih * iw elements) */
+    char *out;      /* output (oh * ow) */
+    const char *go; /* grad_output (oh * ow) */
+    char *gi;       /* grad_input (ih * iw) */
+    int64_t *ind;   /* indices (oh * ow) */
+    const int64_t *cind;
+} pool_plane;
+
+static pool_plane plane_of(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
     const size_t es = kind_size(j->kind);
-    const char *x = j->in + (size_t)(k * p->ih * p->iw) * es;
-    char *y = j->out + (size_t)(k * p->oh * p->ow) * es;
-    int64_t *ind = j->ind + k * p->oh * p->ow;
+    const int64_t nin = k * p->ih * p->iw, nout = k * p->oh * p->ow;
+    pool_plane pl = { j->in ? j->in + (size_t)nin * es : NULL,
+                      j->out ? j->out + (size_t)nout * es : NULL,
+                      j->go ? j->go + (size_t)nout * es : NULL,
+                      j->gi ? j->gi + (size_t)nin * es : NULL,
+                      j->ind ? j->ind + nout : NULL,
+                      j->cind ? j->cind + nout : NULL };
+    return pl;
+}
+
+/* The window of adaptive pooling's output (oh, ow): rows [*h0, *h1), columns [*w0, *w1). */
+static void adaptive_window(const tg_pool2d *p, int64_t oh, int64_t ow, int64_t *h0, int64_t *h1,
+                            int64_t *w0, int64_t *w1)
+{
+    *h0 = tg__adaptive_start(oh, p->oh, p->ih);
+    *h1 = tg__adaptive_end(oh, p->oh, p->ih);
+    *w0 = tg__adaptive_start(ow, p->ow, p->iw);
+    *w1 = tg__adaptive_end(ow, p->ow, p->iw);
+}
+
+static void maxpool_fwd(const pool_job *j, int64_t k)
+{
+    const tg_pool2d *p = j->p;
+    const pool_plane pl = plane_of(j, k);
+    const char *x = pl.in;
+    char *y = pl.out;
+    int64_t *ind = pl.ind;
+    const size_t es = kind_size(j->kind);
     size_t bytes = (size_t)p->ow * (es + 4) + (size_t)(p->iw + p->sw) * es;
     char *buf = p->ih * p->iw < INT32_MAX ? malloc(bytes) : NULL;
     if (!buf) maxpool_simple(j->kind, p, x, y, ind);
@@ -334,14 +369,13 @@ static void gather(const pool_job *j, int64_t k)
 static void adavg_fwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
-    const size_t es = kind_size(j->kind);
-    const char *x = j->in + (size_t)(k * p->ih * p->iw) * es;
-    char *y = j->out + (size_t)(k * p->oh * p->ow) * es;
+    const pool_plane pl = plane_of(j, k);
+    const char *x = pl.in;
+    char *y = pl.out;
     for (int64_t oh = 0; oh < p->oh; oh++) {
-        int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih), h1 = tg__adaptive_end(oh, p->oh, p->ih);
         for (int64_t ow = 0; ow < p->ow; ow++) {
-            int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);
-            int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);
+            int64_t h0, h1, w0, w1;
+            adaptive_window(p, oh, ow, &h0, &h1, &w0, &w1);
             pool_val s = window_sum(j->kind, x, p->iw, h0, h1, w0, w1);
             store_val(j->kind, y, oh * p->ow + ow, quotient(j->kind, s, (h1 - h0) * (w1 - w0), 1));
         }
@@ -351,14 +385,13 @@ static void adavg_fwd(const pool_job *j, int64_t k)
 static void adavg_bwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
-    const size_t es = kind_size(j->kind);
-    const char *g = j->go + (size_t)(k * p->oh * p->ow) * es;
-    char *gi = j->gi + (size_t)(k * p->ih * p->iw) * es;
+    const pool_plane pl = plane_of(j, k);
+    const char *g = pl.go;
+    char *gi = pl.gi;
     for (int64_t oh = 0; oh < p->oh; oh++) {
-        int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih), h1 = tg__adaptive_end(oh, p->oh, p->ih);
         for (int64_t ow = 0; ow < p->ow; ow++) {
-            int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);
-            int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);
+            int64_t h0, h1, w0, w1;
+            adaptive_window(p, oh, ow, &h0, &h1, &w0, &w1);
             pool_val d = quotient(j->kind, load_val(j->kind, g, oh * p->ow + ow), h1 - h0, w1 - w0);
             window_add(j->kind, gi, p->iw, h0, h1, w0, w1, d);
         }
@@ -368,15 +401,14 @@ static void adavg_bwd(const pool_job *j, int64_t k)
 static void admax_fwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
-    const size_t es = kind_size(j->kind);
-    const char *x = j->in + (size_t)(k * p->ih * p->iw) * es;
-    char *y = j->out + (size_t)(k * p->oh * p->ow) * es;
-    int64_t *ind = j->ind + k * p->oh * p->ow;
+    const pool_plane pl = plane_of(j, k);
+    const char *x = pl.in;
+    char *y = pl.out;
+    int64_t *ind = pl.ind;
     for (int64_t oh = 0; oh < p->oh; oh++) {
-        int64_t h0 = tg__adaptive_start(oh, p->oh, p->ih), h1 = tg__adaptive_end(oh, p->oh, p->ih);
         for (int64_t ow = 0; ow < p->ow; ow++) {
-            int64_t w0 = tg__adaptive_start(ow, p->ow, p->iw);
-            int64_t w1 = tg__adaptive_end(ow, p->ow, p->iw);
+            int64_t h0, h1, w0, w1;
+            adaptive_window(p, oh, ow, &h0, &h1, &w0, &w1);
             int64_t i = oh * p->ow + ow;
             window_max(j->kind, x, p->iw, h0, h1, 1, w0, w1, 1, y, i, &ind[i]);
         }
@@ -386,9 +418,10 @@ static void admax_fwd(const pool_job *j, int64_t k)
 static void pad_fwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
+    const pool_plane pl = plane_of(j, k);
+    const char *x = pl.in;
+    char *y = pl.out;
     const size_t es = kind_size(j->kind);
-    const char *x = j->in + (size_t)(k * p->ih * p->iw) * es;
-    char *y = j->out + (size_t)(k * p->oh * p->ow) * es;
     for (int64_t oh = 0; oh < p->oh; oh++) {
         const char *row = x + (size_t)(tg__pad_src(oh, p->pt, p->ih, j->reflect) * p->iw) * es;
         for (int64_t ow = 0; ow < p->ow; ow++)
@@ -400,9 +433,9 @@ static void pad_fwd(const pool_job *j, int64_t k)
 static void pad_bwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
-    const size_t es = kind_size(j->kind);
-    const char *g = j->go + (size_t)(k * p->oh * p->ow) * es;
-    char *gi = j->gi + (size_t)(k * p->ih * p->iw) * es;
+    const pool_plane pl = plane_of(j, k);
+    const char *g = pl.go;
+    char *gi = pl.gi;
     for (int64_t oh = 0; oh < p->oh; oh++) {
         int64_t h = tg__pad_src(oh, p->pt, p->ih, j->reflect);
         for (int64_t ow = 0; ow < p->ow; ow++)
@@ -414,9 +447,9 @@ static void pad_bwd(const pool_job *j, int64_t k)
 static void avgpool_fwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
-    const size_t es = kind_size(j->kind);
-    const char *x = j->in + (size_t)(k * p->ih * p->iw) * es;
-    char *y = j->out + (size_t)(k * p->oh * p->ow) * es;
+    const pool_plane pl = plane_of(j, k);
+    const char *x = pl.in;
+    char *y = pl.out;
     for (int64_t oh = 0; oh < p->oh; oh++)
         for (int64_t ow = 0; ow < p->ow; ow++) {
             int64_t h0, h1, w0, w1, div;
@@ -431,9 +464,9 @@ static void avgpool_fwd(const pool_job *j, int64_t k)
 static void avgpool_bwd(const pool_job *j, int64_t k)
 {
     const tg_pool2d *p = j->p;
-    const size_t es = kind_size(j->kind);
-    const char *g = j->go + (size_t)(k * p->oh * p->ow) * es;
-    char *gi = j->gi + (size_t)(k * p->ih * p->iw) * es;
+    const pool_plane pl = plane_of(j, k);
+    const char *g = pl.go;
+    char *gi = pl.gi;
     for (int64_t oh = 0; oh < p->oh; oh++)
         for (int64_t ow = 0; ow < p->ow; ow++) {
             int64_t h0, h1, w0, w1, div;
