@@ -185,7 +185,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -210,9 +210,9 @@ $(BUILD)/gen.stamp: $(SPECS) $(TEMPLATES) $(BUILD)/tgen
 # Including the stamp makes GNU make bring generated/ up to date before anything else and then
 # restart, so the $(wildcard generated/*.c) above sees a file that generation just created. Not
 # with clean, nor when every goal is format or format-check (they need neither tgen nor libyaml), print-libs (its output is read by programs) or
-# check-rebuild-cost (it builds a scratch copy).
+# check-rebuild-cost and check-pointwise-op (they build a scratch copy).
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
-ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check print-libs check-rebuild-cost,$(MAKECMDGOALS)),all),)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check print-libs check-rebuild-cost check-pointwise-op,$(MAKECMDGOALS)),all),)
 -include $(BUILD)/gen.stamp
 endif
 endif
@@ -236,6 +236,14 @@ check-generated: gen
 REBUILD_CUDA ?= 0
 check-rebuild-cost:
 	CUDA=$(REBUILD_CUDA) tests/build/rebuild_cost.sh
+
+# A pointwise operator is its spec entry, its scalar function and its derivative: in a scratch
+# copy, adds the example of docs/adding-an-operator.md ("A pointwise operator") with the page's
+# commands, fails when they write more than 3 files or anything else hand-written changes, and
+# runs the page's program on every CPU capability of this machine and on the CUDA emulator
+# (tests/build/pointwise_op_check.sh; EMU=0 skips the emulator).
+check-pointwise-op:
+	CC="$(CC)" CXX="$(CXX)" tests/build/pointwise_op_check.sh
 
 # The library compiles for aarch64 (the default capability's scalar and GCC-vector code, libm
 # instead of SLEEF, no x86 flags): every core source through the cross compiler with -Werror,
