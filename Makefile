@@ -71,7 +71,7 @@ ifeq ($(CUDA),1)
   NVCC_FLAGS  := -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_ARCH) -DTG_WITH_CUDA \
                  -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda \
                  -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
-  CU_SRC      := $(wildcard kernels/cuda/*.cu)
+  CU_SRC      := $(wildcard kernels/cuda/*.cu generated/ufunc/*_cuda.cu)
   # cuDNN, when the toolkit has it (CUDNN=0 leaves it out): the convolutions' first choice
   # (kernels/cuda/conv_cudnn.cu), with the im2col + cuBLAS path as the fallback.
   CUDNN ?= $(if $(wildcard $(CUDA_HOME)/include/cudnn.h),1,0)
@@ -90,7 +90,7 @@ else ifeq ($(CUDA),emu)
   CUDA_LIBS   := $(BUILD)/libcudaemu.a -lstdc++ $(EMU_SAN)
   EMU_CXXFLAGS := -std=c++17 -O1 -g -fPIC -Wall -Wno-unused-parameter -Wno-unused-function -Wno-unknown-pragmas $(EMU_SAN) \
                   -DTG_WITH_CUDA -DTG_CUDA_EMU -I$(EMU_DIR)/include -I$(EMU_DIR)
-  CU_SRC      := $(wildcard kernels/cuda/*.cu)
+  CU_SRC      := $(wildcard kernels/cuda/*.cu generated/ufunc/*_cuda.cu)
 else
   CUDA_CFLAGS :=
   CUDA_LIBS   :=
@@ -133,15 +133,18 @@ CAP_COMMON        := -fno-math-errno
 CAP_FLAGS_default :=
 CAP_FLAGS_avx2    := -mavx2 -mfma
 CAP_FLAGS_avx512  := -mavx2 -mfma -mavx512f -mavx512dq -mavx512vl -mavx512bw
-CAP_SRC := $(wildcard kernels/cpu/cap/*.c)
+# The generated loops of the pointwise operators (generated/ufunc/*_cap.c, kernels/cpu/ufunc.h)
+# are built the same way.
+CAP_SRC := $(wildcard kernels/cpu/cap/*.c generated/ufunc/*_cap.c)
 
 
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c codegen/*/*.c)
 # The core library, libtensorgen: everything but the CUDA backend, the same in every build.
 LIB_SRC   := $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c)) $(wildcard kernels/cpu/*.c) \
-             $(wildcard kernels/composite/*.c) \
-             $(filter-out generated/tg_register_cuda.c,$(wildcard generated/*.c))
+             $(wildcard kernels/common/*.c) $(wildcard kernels/composite/*.c) \
+             $(filter-out generated/tg_register_cuda.c,$(wildcard generated/*.c)) \
+             $(wildcard generated/ufunc/*_cpu.c)
 # The CUDA backend, libtensorgen_cuda (docs/cuda.md): its runtime, its kernels and the
 # generated table that adds them to the operators' rows when it loads.
 CUDA_C_SRC := $(if $(CU_SRC),$(wildcard runtime/cuda/*.c) generated/tg_register_cuda.c)
@@ -182,7 +185,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-aarch64 check-pytorch-specs all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -207,9 +210,9 @@ $(BUILD)/gen.stamp: $(SPECS) $(TEMPLATES) $(BUILD)/tgen
 # Including the stamp makes GNU make bring generated/ up to date before anything else and then
 # restart, so the $(wildcard generated/*.c) above sees a file that generation just created. Not
 # with clean, nor when every goal is format or format-check (they need neither tgen nor libyaml), print-libs (its output is read by programs) or
-# check-rebuild-cost (it builds a scratch copy).
+# check-rebuild-cost and check-pointwise-op (they build a scratch copy).
 ifeq ($(filter clean,$(MAKECMDGOALS)),)
-ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check print-libs check-rebuild-cost,$(MAKECMDGOALS)),all),)
+ifneq ($(if $(MAKECMDGOALS),$(filter-out format format-check print-libs check-rebuild-cost check-pointwise-op,$(MAKECMDGOALS)),all),)
 -include $(BUILD)/gen.stamp
 endif
 endif
@@ -233,6 +236,14 @@ check-generated: gen
 REBUILD_CUDA ?= 0
 check-rebuild-cost:
 	CUDA=$(REBUILD_CUDA) tests/build/rebuild_cost.sh
+
+# A pointwise operator is its spec entry, its scalar function and its derivative: in a scratch
+# copy, adds the example of docs/adding-an-operator.md ("A pointwise operator") with the page's
+# commands, fails when they write more than 3 files or anything else hand-written changes, and
+# runs the page's program on every CPU capability of this machine and on the CUDA emulator
+# (tests/build/pointwise_op_check.sh; EMU=0 skips the emulator).
+check-pointwise-op:
+	CC="$(CC)" CXX="$(CXX)" tests/build/pointwise_op_check.sh
 
 # The library compiles for aarch64 (the default capability's scalar and GCC-vector code, libm
 # instead of SLEEF, no x86 flags): every core source through the cross compiler with -Werror,
@@ -291,7 +302,7 @@ $(EMU_SRC)/%: % $(EMU_DIR)/unchevron.pl
 
 $(BUILD)/obj/%.o: $(EMU_SRC)/%.cu $(EMU_CUH) | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda -MMD -MP \
+	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/common -Ikernels -I$(EMU_SRC)/kernels/cuda -Ikernels/cuda -MMD -MP \
 	  -include cuda_runtime.h -x c++ -c $< -o $@
 
 $(BUILD)/emu/%.o: $(EMU_DIR)/%.cpp $(wildcard $(EMU_DIR)/*.h $(EMU_DIR)/include/*.h)
@@ -508,7 +519,7 @@ test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
 # The kernel suites again under each capability this CPU supports (test-plain ran them with
 # the best one), forced through TG_CPU_CAPABILITY, so the baseline and AVX2 builds of the
 # per-capability kernels (kernels/cpu/cap/) are tested on any machine that runs them.
-CAP_TEST_FILTER := @(pointwise|reduce|softmax|nn_ops|vecmath|cpu_capability)/*
+CAP_TEST_FILTER := @(pointwise|reduce|softmax|nn_ops|vecmath|cpu_capability|activation|activation_lm)/*
 cpu_has = grep -qw $(1) /proc/cpuinfo 2>/dev/null
 test-capabilities: $(BUILD)/tests/tg_tests
 	@set -o pipefail; for cap in $(CPU_CAPS); do \

@@ -227,6 +227,46 @@ const char *tga_schema_line(tgm_arena *a, const tgm_func *f);
 /* The same, safe inside a C comment (tgs_c_comment). */
 const char *tga_schema_comment(tgm_arena *a, const tgm_func *f);
 
+/* ------------------------------------------------------------------ pointwise (api_ufunc.c) */
+
+/* The compute kinds of a scalar function (docs/spec.md, "Pointwise operators"): float16,
+ * bfloat16 and float32 compute in float (`_f32`), float64 in double (`_f64`), the integers and
+ * bool in int64_t (`_i64`). */
+enum { TGA_UFUNC_F32 = 1, TGA_UFUNC_F64 = 2, TGA_UFUNC_I64 = 4 };
+
+/* A function named in `ufunc_inner_loop:`: `family.name`, or `name` (its own family). */
+typedef struct tga_ufunc_fn {
+    const char *family; /* the header: kernels/common/ufunc/<family>.h (vector forms:
+                         * kernels/cpu/vec/<family>.h) */
+    const char *name;   /* the functions <prefix>__pw_<name>_f32 ... (vector forms:
+                         * <prefix>__vec_<name>_f32) */
+} tga_ufunc_fn;
+
+/* An operator whose CPU and CUDA kernels tgen generates from its scalar functions. */
+typedef struct tga_ufunc {
+    const tga_op *op;
+    const char *family;      /* its first scalar function's: the generated files it goes in */
+    const tga_ufunc_fn *fns; /* one scalar function per result */
+    int nfns;
+    unsigned kinds;          /* TGA_UFUNC_*: the compute kinds the scalar functions exist for */
+    const tga_ufunc_fn *vec; /* `CPUVector:`, or NULL */
+    unsigned vec_kinds;      /* TGA_UFUNC_F32 / F64: the vector forms that exist */
+    const char *meta;        /* its meta function: <prefix>__ufunc_meta_<meta> */
+    bool bool_result;        /* the scalar functions return bool (`ufunc_meta: comparison`) */
+    const tga_arg *ins[3];   /* the tensor inputs, schema order */
+    int nin;
+    const tga_arg *out;       /* the out= argument, or NULL */
+    const tga_arg *params[6]; /* the other arguments, schema order: the scalar functions'
+                               * parameters after the inputs */
+    int nparams;
+    const char *cpu, *cuda; /* the kernels to generate (symbols), NULL where none */
+} tga_ufunc;
+
+/* The pointwise operators among ops (an entry with `ufunc_inner_loop:` and a CPU or CUDA
+ * kernel), in op order, into *out; reports what cannot be generated at the entry. Returns
+ * the count. */
+int tga_build_ufuncs(tgm_arena *a, const tga_ops *ops, tga_ufunc **out);
+
 /* ------------------------------------------------------------------ signatures (api_sig.c) */
 
 /* "tg_tensor *name" / "int64_t name": a declaration of `name` with the C type `ctype` (pointer

@@ -64,20 +64,22 @@ static void make_dir(const char *dir)
         tgm_error((tgm_loc){ dir, 0, 0 }, "cannot create directory: %s", strerror(errno));
 }
 
-/* The per-operator header directories under the output directory (tge_op_dir: ops/ and
- * kernels/, myops/ops/ and myops/kernels/ for a library): tgen owns them whole. */
-static const char *const op_dirs[] = { "ops", "kernels" };
+/* The per-operator directories under the output directory (tge_op_dir: ops/ and kernels/ of
+ * headers, ufunc/ of pointwise kernels; myops/ops/ ... for a library): tgen owns them whole. */
+static const char *const op_dirs[] = { "ops", "kernels", "ufunc" };
 
-/* Whether a file of `dir` is tgen's to remove when this run did not write it: the header of an
- * operator that left the spec (so that a kernel still including one fails to compile instead
- * of building against a stale prototype), a shard of an earlier shard count. */
+/* Whether a file of `dir` is tgen's to remove when this run did not write it: the file of an
+ * operator that left the spec (so that a kernel still including its header fails to compile
+ * instead of building against a stale prototype, and no stale pointwise kernel is built), a
+ * shard of an earlier shard count. */
 typedef bool (*stale_rule)(tge_ctx *c, const char *name);
 
-static bool is_header(tge_ctx *c, const char *name)
+static bool is_source(tge_ctx *c, const char *name)
 {
     (void)c;
     size_t len = strlen(name);
-    return len >= 3 && strcmp(name + len - 2, ".h") == 0;
+    return (len > 2 && (strcmp(name + len - 2, ".h") == 0 || strcmp(name + len - 2, ".c") == 0)) ||
+           (len > 3 && strcmp(name + len - 3, ".cu") == 0);
 }
 
 static void remove_stale(tge_ctx *c, const char *dir, stale_rule rule)
@@ -120,6 +122,7 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
         tge_emit_op_list(&c);
         tge_emit_autograd(&c);
         tge_emit_api(&c);
+        tge_emit_ufunc(&c);
         if (o->docs_dir) tge_emit_docs(&c);
         tge_render_shards(&c);
     }
@@ -133,7 +136,7 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
             if (!unchanged(&c.files[i])) write_file(&c.files[i]);
         for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
             remove_stale(&c, tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d])),
-                         is_header);
+                         is_source);
         remove_stale(&c, o->out_dir, tge_is_shard_name);
     }
     tgm_arena_free(c.arena);

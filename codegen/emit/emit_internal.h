@@ -115,6 +115,7 @@ void tge_emit_structured(tge_ctx *c); /* generated/tg_structured.c */
 void tge_emit_boxed(tge_ctx *c);      /* generated/tg_boxed.c */
 void tge_emit_op_list(tge_ctx *c);    /* generated/tg_op_list.h */
 void tge_emit_autograd(tge_ctx *c);   /* generated/tg_autograd.c, tg_grad_op_list.h */
+void tge_emit_ufunc(tge_ctx *c);      /* generated/ufunc/: the kernels of pointwise operators */
 void tge_emit_docs(tge_ctx *c);       /* docs/ops.md */
 void tge_emit_api(tge_ctx *c);        /* generated/tensorgen_api.yaml (tensorgen's spec only) */
 

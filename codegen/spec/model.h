@@ -152,12 +152,17 @@ typedef struct tgm_dispatch_entry {
     const char *kernel;   /* the kernel name, e.g. "add_out" */
 } tgm_dispatch_entry;
 
-/* One line of `ufunc_inner_loop:` (`Generic: add (AllAndComplex, BFloat16, Half)`). */
+/* One line of `ufunc_inner_loop:` (`Generic: add (AllAndComplex, BFloat16, Half)`). tensorgen
+ * extends the name (docs/spec.md, "Pointwise operators"): `family.name` names the header the
+ * function is in, and an operator with several results lists one name per result. */
 typedef struct tgm_ufunc_loop {
     tgm_loc loc;
     const char *key;    /* Generic, ScalarOnly, CPUScalar, CPUVector, CUDAFunctor, ... */
-    const char *name;   /* "add" */
+    const char *name;   /* "add", "unary.exp": the first name as written */
+    const char **names; /* every name ("activation_lm.log_sigmoid", ...), nnames of them */
+    int nnames;
     const char *dtypes; /* "AllAndComplex, BFloat16, Half" (text inside the parentheses) */
+    tgm_loc dtypes_loc; /* where that text starts */
 } tgm_ufunc_loop;
 
 /* One `- func:` entry of native_functions.yaml. */
@@ -197,6 +202,9 @@ typedef struct tgm_func {
     int ncpp_no_default_args;
     tgm_ufunc_loop *ufunc_inner_loop;
     int nufunc_inner_loop;
+    const char *ufunc_meta; /* tensorgen extension `ufunc_meta:` the iteration builder of a
+                             * pointwise operator (docs/spec.md); NULL: the default */
+    tgm_loc ufunc_meta_loc;
     /* Filled by validate(): the entries this one is tied to. */
     struct tgm_func *delegate;        /* target of structured_delegate */
     struct tgm_func *functional;      /* for inplace/out variants: the functional sibling */

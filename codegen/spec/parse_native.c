@@ -140,6 +140,49 @@ static void field_choice(tgm_parse_ctx *c, const yaml_node_t *v, const char *fie
     tgm_error(tgm__text_start(c->d, v), "unknown %s '%s'", field, s);
 }
 
+/* A name of a ufunc_inner_loop line: an identifier, or (tensorgen) `family.name`. */
+static bool ufunc_name_ok(tgm_arena *a, const char *s)
+{
+    const char *dot = strchr(s, '.');
+    if (!dot) return tgm__is_ident(s);
+    return tgm__is_ident(tgm__trim_dup(a, s, (size_t)(dot - s), NULL)) && tgm__is_ident(dot + 1);
+}
+
+/* `name (dtypes)`, or (tensorgen) `name, name (dtypes)`: one name per result. */
+static void ufunc_line(tgm_parse_ctx *c, const yaml_node_t *val, const char *text,
+                       tgm_ufunc_loop *u)
+{
+    const char *paren = strchr(text, '(');
+    size_t n = paren ? (size_t)(paren - text) : strlen(text);
+    const char *names = tgm__trim_dup(c->a, text, n, NULL);
+    u->name = names;
+    u->dtypes = "";
+    u->dtypes_loc = tgm__text_start(c->d, val);
+    if (paren) {
+        const char *close = strchr(paren, ')');
+        if (!close) {
+            tgm_error(tgm__text_start(c->d, val), "missing ')' in ufunc_inner_loop '%s'", text);
+            return;
+        }
+        u->dtypes = tgm__trim_dup(c->a, paren + 1, (size_t)(close - paren - 1), NULL);
+        u->dtypes_loc.col += (int)(paren + 1 - text);
+    }
+    int cap = 0;
+    for (const char *p = names;;) {
+        const char *comma = strchr(p, ',');
+        size_t len = comma ? (size_t)(comma - p) : strlen(p);
+        const char *one = tgm__trim_dup(c->a, p, len, NULL);
+        if (!ufunc_name_ok(c->a, one)) {
+            tgm_error(tgm__text_start(c->d, val), "invalid ufunc_inner_loop name '%s'", one);
+            return;
+        }
+        *TGS_PUSH(c->a, u->names, u->nnames, cap) = one;
+        if (!comma) break;
+        p = comma + 1;
+    }
+    if (u->nnames > 1) u->name = u->names[0];
+}
+
 static void field_ufunc(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
 {
     static const char *const keys[] = { "Generic",           "ScalarOnly",  "CPUScalar",
@@ -156,24 +199,10 @@ static void field_ufunc(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
         const char *key = NULL, *text = need_scalar(c, val, "ufunc_inner_loop");
         field_choice(c, k, "ufunc_inner_loop key", keys, &key);
         if (!key || !text) continue;
-        /* `add (AllAndComplex, BFloat16, Half)`: a name and an optional dtype list. */
-        const char *paren = strchr(text, '(');
-        size_t n = paren ? (size_t)(paren - text) : strlen(text);
         tgm_ufunc_loop *u = TGS_PUSH(c->a, f->ufunc_inner_loop, f->nufunc_inner_loop, cap);
         u->loc = tgm__node_loc(c->d, k);
         u->key = key;
-        u->name = tgm__trim_dup(c->a, text, n, NULL);
-        u->dtypes = "";
-        if (paren) {
-            const char *close = strchr(paren, ')');
-            if (!close) {
-                tgm_error(tgm__text_start(c->d, val), "missing ')' in ufunc_inner_loop '%s'", text);
-                continue;
-            }
-            u->dtypes = tgm__trim_dup(c->a, paren + 1, (size_t)(close - paren - 1), NULL);
-        }
-        if (!tgm__is_ident(u->name))
-            tgm_error(tgm__text_start(c->d, val), "invalid ufunc_inner_loop name '%s'", u->name);
+        ufunc_line(c, val, text, u);
     }
 }
 
@@ -244,6 +273,7 @@ static const char *const known_fields[] = {
     "c_name",
     "doc",
     "scalar_overload_of",
+    "ufunc_meta",
     NULL,
 };
 
@@ -292,6 +322,11 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
     } else if (!strcmp(key, "doc")) field_name(c, v, key, &f->doc, NULL);
     else if (!strcmp(key, "scalar_overload_of"))
         field_name(c, v, key, &f->scalar_overload_of, &f->scalar_overload_of_loc);
+    else if (!strcmp(key, "ufunc_meta")) {
+        field_name(c, v, key, &f->ufunc_meta, &f->ufunc_meta_loc);
+        if (f->ufunc_meta && !tgm__is_ident(f->ufunc_meta))
+            tgm_error(f->ufunc_meta_loc, "ufunc_meta '%s' is not a C identifier", f->ufunc_meta);
+    }
 }
 
 /* Checks the keys of an entry (strings, known, not repeated); returns the `func` value node. */

@@ -1,5 +1,5 @@
 /* native_dropout's argument checks and driver, shared by the CPU kernel (kernels/cpu/dropout.c)
- * and the CUDA kernel (kernels/cuda/nn.cu): PyTorch's messages, and everything but the fill of
+ * and the CUDA kernel (kernels/cuda/dropout.cu): PyTorch's messages, and everything but the fill of
  * the output and the mask, which is the backend's. Static inline, C and C++. */
 #ifndef TG_DROPOUT_CHECKS_H
 #define TG_DROPOUT_CHECKS_H

@@ -12,12 +12,7 @@
 #include <math.h>
 
 #include "tg_kutil.h"
-
-#ifdef __CUDACC__
-#define TG_NORM_HD __host__ __device__
-#else
-#define TG_NORM_HD
-#endif
+#include "tg_hd.h"
 
 typedef enum tg_norm_kind {
     TG_NORM_2,
@@ -40,13 +35,13 @@ static inline tg_norm_kind tg__norm_kind(double ord)
 
 /* The accumulator's start: 0 for sums, -inf / +inf for the extremes (never left so: an empty
  * tensor is refused for them). */
-static inline TG_NORM_HD double tg__norm_init(tg_norm_kind k)
+static inline TG_HD double tg__norm_init(tg_norm_kind k)
 {
     return k == TG_NORM_INF ? -INFINITY : k == TG_NORM_NEG_INF ? INFINITY : 0.0;
 }
 
 /* acc combined with one element x. */
-static inline TG_NORM_HD double tg__norm_add(tg_norm_kind k, double p, double acc, double x)
+static inline TG_HD double tg__norm_add(tg_norm_kind k, double p, double acc, double x)
 {
     double a = fabs(x);
     switch (k) {
@@ -60,14 +55,14 @@ static inline TG_NORM_HD double tg__norm_add(tg_norm_kind k, double p, double ac
 }
 
 /* Two partial accumulators combined. */
-static inline TG_NORM_HD double tg__norm_merge(tg_norm_kind k, double a, double b)
+static inline TG_HD double tg__norm_merge(tg_norm_kind k, double a, double b)
 {
     if (k == TG_NORM_INF) return b > a || b != b ? b : a;
     if (k == TG_NORM_NEG_INF) return b < a || b != b ? b : a;
     return a + b;
 }
 
-static inline TG_NORM_HD double tg__norm_finish(tg_norm_kind k, double p, double acc)
+static inline TG_HD double tg__norm_finish(tg_norm_kind k, double p, double acc)
 {
     if (k == TG_NORM_2) return sqrt(acc);
     if (k == TG_NORM_P) return pow(acc, 1.0 / p);

@@ -20,17 +20,13 @@
 #define TG_INDEX_CHECKS_H
 
 #include "tg_kutil.h"
+#include "pointwise_convert.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#ifdef __CUDACC__
-#define TG_INDEX_HD __host__ __device__
-#else
-#define TG_INDEX_HD
-#endif
+#include "tg_hd.h"
 
 typedef struct tg_index_plan {
     int64_t ndim; /* >= 1 (a 0-dim operand is read as 1-d of size 1) */
@@ -56,8 +52,8 @@ typedef enum tg_index_reduce {
 } tg_index_reduce;
 
 /* The first element offsets of line `l`: index, self (before the index's term) and other. */
-static inline TG_INDEX_HD void tg__index_line(const tg_index_plan *p, int64_t l, int64_t *io,
-                                              int64_t *so, int64_t *oo)
+static inline TG_HD void tg__index_line(const tg_index_plan *p, int64_t l, int64_t *io, int64_t *so,
+                                        int64_t *oo)
 {
     int64_t a = 0, b = 0, c = 0;
     for (int64_t d = p->ndim - 1; d >= 0; d--) {
@@ -330,20 +326,6 @@ static inline int tg__scatter_reduce_two(const char *op, const char *reduce, tg_
     return tg__fail(op, "reduce argument must be either sum, prod, mean, amax or amin.");
 }
 
-/* The written operand of a structured scatter-style kernel: out NULL, a new tensor (self's
- * shape and dtype, on `dev`) the caller fills with self; out == self, self (in place); else
- * out checked (self's dtype, resized when empty). Sets *copy when self must be copied in. */
-static inline tg_tensor *tg__index_prepare_out(const char *op, tg_tensor *self, tg_tensor *out,
-                                               bool *copy)
-{
-    *copy = out != self;
-    if (out == self) return tg_retain(self);
-    if (out && (out->device.type != self->device.type || out->device.index != self->device.index))
-        return (tg_tensor *)tg__error(op, "Expected out tensor to be on the same device as self");
-    if (!out) return tg__empty(op, self->sizes, self->ndim, self->dtype, self->device);
-    return tg__k_prepare_out(op, out, self->sizes, self->ndim, self->dtype);
-}
-
 /* ------------------------------------------------------------------ the shared flow
  * The kernels' common steps, device-independent: checks, the written operand, the index made
  * contiguous int64 and bounds-checked before anything is written, operands converted to the
@@ -373,276 +355,29 @@ typedef struct tg_index_backend {
     int (*divide)(const char *op, tg_tensor *work, const tg_tensor *count);
 } tg_index_backend;
 
-/* The dtype the reductions compute in: float for float16 / bfloat16, uint8 for bool. */
-static inline tg_dtype tg__index_compute_dtype(tg_dtype t, tg_index_reduce red)
-{
-    if (red == TG_IDX_NONE) return t;
-    if (t == TG_FLOAT16 || t == TG_BFLOAT16) return TG_FLOAT32;
-    if (t == TG_BOOL) return TG_UINT8;
-    return t;
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* gather (one_d false) or index_select (one_d true) into out (NULL: allocated), through the
+ * device's engine `be`. A new reference, or NULL with the error recorded. */
+tg_tensor *tg__index_gather_flow(const char *op, const tg_index_backend *be, tg_tensor *self,
+                                 int64_t wd, tg_tensor *index, bool one_d, tg_tensor *out);
+
+/* The scatter family into out (NULL: allocated; self: in place): scatter (src or value),
+ * scatter_add, scatter_reduce (red, include_self), index_add (one_d, alpha), index_fill and
+ * index_copy, through the device's engine `be`. A new reference, or NULL + error. */
+tg_tensor *tg__index_scatter_flow(const char *op, const tg_index_backend *be, tg_tensor *self,
+                                  int64_t wd, tg_tensor *index, tg_tensor *src, double value,
+                                  tg_index_reduce red, bool include_self, double alpha, bool one_d,
+                                  tg_tensor *out);
+
+/* The (count, ndim) int64 coordinates of x's nonzero elements, on the CPU, for a contiguous
+ * CPU x. NULL + error. */
+tg_tensor *tg__nonzero_host(const char *op, const tg_tensor *x);
+
+#ifdef __cplusplus
 }
-
-/* A contiguous copy of t in dtype dt (a new reference to t when it already is one). */
-static inline tg_tensor *tg__index_convert(const char *op, tg_tensor *t, tg_dtype dt)
-{
-    if (t->dtype == dt && tg__is_contiguous(t)) return tg_retain(t);
-    tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, t->device);
-    if (r && tg__copy_into(op, r, t) != 0) {
-        tg_release(r);
-        r = NULL;
-    }
-    return r;
-}
-
-/* The index as contiguous int64, bounds-checked. NULL + error. */
-static inline tg_tensor *tg__index_prepare_index(const char *op, const tg_index_backend *be,
-                                                 tg_tensor *index, int64_t bound, int64_t dim,
-                                                 bool select)
-{
-    tg_tensor *idx = tg__index_convert(op, index, TG_INT64);
-    if (idx && be->bounds(op, idx, bound, dim, select) != 0) {
-        tg_release(idx);
-        idx = NULL;
-    }
-    return idx;
-}
-
-/* gather (one_d false) or index_select (one_d true) into out (NULL: allocated). */
-static inline tg_tensor *tg__index_gather_flow(const char *op, const tg_index_backend *be,
-                                               tg_tensor *self, int64_t wd, tg_tensor *index,
-                                               bool one_d, tg_tensor *out)
-{
-    int64_t sizes[TG_MAX_DIMS], nd;
-    if (one_d) nd = tg__index_select_shape(self, wd, index, sizes);
-    else {
-        nd = index->ndim;
-        for (int64_t d = 0; d < nd; d++) sizes[d] = index->sizes[d];
-    }
-    if (out && (out->device.type != self->device.type || out->device.index != self->device.index))
-        return (tg_tensor *)tg__error(op, "Expected out tensor to be on the same device as self");
-    tg_tensor *r = out ? tg__k_prepare_out(op, out, sizes, nd, self->dtype)
-                       : tg__empty(op, sizes, nd, self->dtype, self->device);
-    if (!r || tg__numel(r) == 0) return r;
-    tg_tensor *idx = tg__index_prepare_index(op, be, index, tg__index_size(self, wd), wd, one_d);
-    tg_tensor *w =
-        idx ? (tg__is_contiguous(r) ? tg_retain(r) : tg__empty(op, sizes, nd, r->dtype, r->device))
-            : NULL;
-    int rc = -1;
-    if (w) {
-        tg_index_plan p;
-        if (one_d) tg__index_plan_1d(&p, wd, self, idx, w);
-        else tg__index_plan_sg(&p, wd, self, idx, w);
-        tg_index_exec x = { &p,
-                            (const int64_t *)tg__k_data(idx),
-                            tg__k_data(self),
-                            tg__k_data(w),
-                            self->dtype,
-                            TG_IDX_MODE_GATHER,
-                            TG_IDX_NONE,
-                            1.0 };
-        rc = be->run(op, &x, self->device);
-        if (rc == 0 && w != r) rc = tg__copy_into(op, r, w);
-    }
-    tg_release(w);
-    tg_release(idx);
-    if (rc != 0) {
-        tg_release(r);
-        return NULL;
-    }
-    return r;
-}
-
-/* The scatter family and index_add (one_d): self copied into the written operand (out; NULL
- * allocates, out == self in place), then src (NULL: `value`) combined at index by red, self's
- * own values left out of the reduction where !include_self. */
-static inline tg_tensor *tg__index_scatter_flow(const char *op, const tg_index_backend *be,
-                                                tg_tensor *self, int64_t wd, tg_tensor *index,
-                                                tg_tensor *src, double value, tg_index_reduce red,
-                                                bool include_self, double alpha, bool one_d,
-                                                tg_tensor *out)
-{
-    bool copy;
-    tg_tensor *r = tg__index_prepare_out(op, self, out, &copy);
-    if (!r) return NULL;
-    tg_dtype cdt = tg__index_compute_dtype(self->dtype, red);
-    bool direct = r->dtype == cdt && tg__is_contiguous(r);
-    tg_tensor *w = NULL, *idx = NULL, *srcw = NULL, *val = NULL, *cnt = NULL, *one = NULL;
-    int rc = -1;
-    if (tg__numel(index) == 0 || tg__numel(self) == 0) {
-        rc = copy ? tg__copy_into(op, r, self) : 0;
-        goto done;
-    }
-    idx = tg__index_prepare_index(op, be, index, tg__index_size(self, wd), wd, one_d);
-    if (!idx) goto done;
-    w = direct ? tg_retain(r) : tg__empty(op, self->sizes, self->ndim, cdt, self->device);
-    if (!w || ((w != self) && tg__copy_into(op, w, self) != 0)) goto done;
-    if (src) srcw = src->dtype == cdt ? tg_retain(src) : tg__index_convert(op, src, cdt);
-    else srcw = val = tg__scalar_tensor(value, cdt, self->device);
-    if (!srcw) goto done;
-    {
-        tg_index_plan p;
-        if (one_d) tg__index_plan_1d(&p, wd, w, idx, src ? srcw : w);
-        else tg__index_plan_sg(&p, wd, w, idx, src ? srcw : NULL);
-        if (!src)
-            for (int64_t d = 0; d < p.ndim; d++) p.os[d] = 0;
-        tg_index_exec x = { &p,
-                            (const int64_t *)tg__k_data(idx),
-                            tg__k_data(w),
-                            tg__k_data(srcw),
-                            cdt,
-                            TG_IDX_MODE_SCATTER,
-                            TG_IDX_NONE,
-                            1.0 };
-        if (!include_self && red != TG_IDX_NONE) { /* the reduction's identity first */
-            bool fl = tg_dtype_is_floating(cdt);
-            double init = red == TG_IDX_PROD   ? 1.0
-                          : red == TG_IDX_AMAX ? (fl ? -INFINITY : -9.2233720368547758e18)
-                          : red == TG_IDX_AMIN ? (fl ? INFINITY : 9.2233720368547758e18)
-                                               : 0.0;
-            if (!fl && red == TG_IDX_AMAX)
-                init = cdt == TG_INT64   ? -9.2233720368547758e18
-                       : cdt == TG_INT32 ? -2147483648.0
-                       : cdt == TG_INT16 ? -32768.0
-                       : cdt == TG_INT8  ? -128.0
-                                         : 0.0;
-            if (!fl && red == TG_IDX_AMIN)
-                init = cdt == TG_INT64   ? 9.2233720368547748e18
-                       : cdt == TG_INT32 ? 2147483647.0
-                       : cdt == TG_INT16 ? 32767.0
-                       : cdt == TG_INT8  ? 127.0
-                                         : 255.0;
-            tg_tensor *iv = tg__scalar_tensor(init, cdt, self->device);
-            if (!iv) goto done;
-            tg_index_plan q = p;
-            for (int64_t d = 0; d < q.ndim; d++) q.os[d] = 0;
-            tg_index_exec y = x;
-            y.p = &q;
-            y.other = tg__k_data(iv);
-            int e = be->run(op, &y, self->device);
-            tg_release(iv);
-            if (e) goto done;
-        }
-        x.red = red == TG_IDX_MEAN ? TG_IDX_SUM : red;
-        x.alpha = alpha;
-        if (be->run(op, &x, self->device) != 0) goto done;
-        if (red == TG_IDX_MEAN) { /* counts of the writes (+ 1 for self), then the division */
-            cnt = tg__empty(op, w->sizes, w->ndim, cdt, w->device);
-            one = tg__scalar_tensor(1.0, cdt, self->device);
-            tg_tensor *z =
-                cnt && one ? tg__scalar_tensor(include_self ? 1.0 : 0.0, cdt, self->device) : NULL;
-            int e = z ? tg__copy_into(op, cnt, z) : -1;
-            tg_release(z);
-            if (e) goto done;
-            tg_index_plan q = p;
-            for (int64_t d = 0; d < q.ndim; d++) q.os[d] = 0;
-            tg_index_exec y = x;
-            y.p = &q;
-            y.self = tg__k_data(cnt);
-            y.other = tg__k_data(one);
-            y.red = TG_IDX_SUM;
-            y.alpha = 1.0;
-            if (be->run(op, &y, self->device) != 0 || be->divide(op, w, cnt) != 0) goto done;
-        }
-    }
-    rc = w != r ? tg__copy_into(op, r, w) : 0;
-    if (rc == 0 && w == r) tg__bump_version(r);
-done:
-    tg_release(w);
-    tg_release(idx);
-    if (srcw != val) tg_release(srcw);
-    tg_release(val);
-    tg_release(cnt);
-    tg_release(one);
-    if (rc != 0) {
-        tg_release(r);
-        return NULL;
-    }
-    return r;
-}
-
-/* ------------------------------------------------------------------ nonzero (host) */
-
-/* nonzero of a contiguous host tensor: chunks of the flat elements are counted in parallel,
- * an exclusive prefix sum over the chunks gives each chunk's first output row, and the chunks
- * then write their coordinates in parallel (row-major order overall). */
-typedef struct tg_nonzero_job {
-    const char *data;
-    tg_dtype dtype;
-    int64_t n, chunk, ndim;
-    const int64_t *sizes;
-    int64_t *counts; /* per chunk; then the first output row of each */
-    int64_t *out;    /* (count, ndim) */
-} tg_nonzero_job;
-
-static inline bool tg__nonzero_at(const tg_nonzero_job *j, int64_t i)
-{
-    switch (j->dtype) {
-    case TG_BOOL:
-    case TG_UINT8:
-    case TG_INT8: return ((const uint8_t *)j->data)[i] != 0;
-    case TG_FLOAT32: return ((const float *)j->data)[i] != 0;
-    case TG_FLOAT64: return ((const double *)j->data)[i] != 0;
-    case TG_INT64: return ((const int64_t *)j->data)[i] != 0;
-    case TG_INT32: return ((const int32_t *)j->data)[i] != 0;
-    default: return tg__load_double(j->data + i * (int64_t)tg_dtype_size(j->dtype), j->dtype) != 0;
-    }
-}
-
-static inline void tg__nonzero_count(int64_t b, int64_t e, void *ctx)
-{
-    tg_nonzero_job *j = (tg_nonzero_job *)ctx;
-    for (int64_t c = b; c < e; c++) {
-        int64_t lo = c * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n, k = 0;
-        for (int64_t i = lo; i < hi; i++) k += tg__nonzero_at(j, i);
-        j->counts[c] = k;
-    }
-}
-
-static inline void tg__nonzero_fill(int64_t b, int64_t e, void *ctx)
-{
-    tg_nonzero_job *j = (tg_nonzero_job *)ctx;
-    for (int64_t c = b; c < e; c++) {
-        int64_t lo = c * j->chunk, hi = lo + j->chunk < j->n ? lo + j->chunk : j->n;
-        int64_t *row = j->out + j->counts[c] * j->ndim;
-        for (int64_t i = lo; i < hi; i++) {
-            if (!tg__nonzero_at(j, i)) continue;
-            for (int64_t d = j->ndim - 1, r = i; d >= 0; d--) {
-                row[d] = r % j->sizes[d];
-                r /= j->sizes[d];
-            }
-            row += j->ndim;
-        }
-    }
-}
-
-/* The (count, ndim) int64 result on the CPU for a contiguous CPU x. NULL + error. */
-static inline tg_tensor *tg__nonzero_host(const char *op, const tg_tensor *x)
-{
-    tg_nonzero_job j;
-    j.data = tg__k_data(x);
-    j.dtype = x->dtype;
-    j.n = tg__numel(x);
-    j.ndim = x->ndim;
-    j.sizes = x->sizes;
-    j.chunk = 32768;
-    int64_t chunks = j.n ? (j.n + j.chunk - 1) / j.chunk : 0;
-    j.counts = (int64_t *)malloc(sizeof(int64_t) * (size_t)(chunks ? chunks : 1));
-    if (!j.counts) return (tg_tensor *)tg__error(op, "out of memory");
-    tg__parallel_for(chunks, 1, tg__nonzero_count, &j);
-    int64_t total = 0;
-    for (int64_t c = 0; c < chunks; c++) {
-        int64_t k = j.counts[c];
-        j.counts[c] = total;
-        total += k;
-    }
-    int64_t sizes[2] = { total, x->ndim };
-    tg_tensor *r = tg__empty(op, sizes, 2, TG_INT64, TG_DEVICE_CPU);
-    if (r && total > 0 && x->ndim > 0) {
-        j.out = (int64_t *)tg__k_data(r);
-        tg__parallel_for(chunks, 1, tg__nonzero_fill, &j);
-    }
-    free(j.counts);
-    return r;
-}
+#endif
 
 #endif

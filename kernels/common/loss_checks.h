@@ -1,5 +1,5 @@
 /* Argument checks of nll_loss_forward / nll_loss_backward, shared by the CPU kernels
- * (kernels/cpu/loss.c) and the CUDA kernels (kernels/cuda/nn.cu): PyTorch's messages in
+ * (kernels/cpu/loss.c) and the CUDA kernels (kernels/cuda/loss.cu): PyTorch's messages in
  * PyTorch's order. Static inline, C and C++. Each returns 0, or -1 with the error recorded. */
 #ifndef TG_LOSS_CHECKS_H
 #define TG_LOSS_CHECKS_H

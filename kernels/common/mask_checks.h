@@ -56,4 +56,16 @@ static inline void tg__tri_row_range(bool lower, int64_t i, int64_t cols, int64_
     }
 }
 
+/* masked_fill_'s iteration on every backend: self written in place with its own dtype (the
+ * mask broadcast to it, never the other way), read and written without casts. 0, or -1 with
+ * the error recorded. */
+static inline int tg__masked_fill_iter_build(tg_iter *it, tg_tensor *self, tg_tensor *mask)
+{
+    tg_tensor *outputs[1] = { self };
+    tg_tensor *inputs[1] = { mask };
+    int flags = TG_ITER_NO_BROADCAST_OUT | TG_ITER_NO_INPUT_CAST | TG_ITER_NO_OUTPUT_CAST |
+                TG_ITER_KEEP_OUTPUT_DTYPE;
+    return tg__iter_build(it, "masked_fill_", flags, outputs, 1, inputs, 1);
+}
+
 #endif

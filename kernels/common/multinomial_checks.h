@@ -42,7 +42,7 @@ static inline int tg__multinomial_check(const char *op, const tg_tensor *self, i
 
 /* The value checks of one row of weights w[0..n): 0, 1 for inf / NaN / negative, 2 for a
  * zero sum. */
-static inline TG_SORT_HD int tg__multinomial_row_bad(const double *w, int64_t n)
+static inline TG_HD int tg__multinomial_row_bad(const double *w, int64_t n)
 {
     double s = 0;
     for (int64_t j = 0; j < n; j++) {
@@ -60,8 +60,8 @@ static inline int tg__multinomial_fail(const char *op, int bad)
 
 /* With replacement: w[0..n) (a valid row) becomes its running sums; out[t * os] for t < k
  * gets the category of draw u[t]. */
-static inline TG_SORT_HD void tg__multinomial_with(double *w, int64_t n, const double *u, int64_t k,
-                                                   int64_t *out, int64_t os)
+static inline TG_HD void tg__multinomial_with(double *w, int64_t n, const double *u, int64_t k,
+                                              int64_t *out, int64_t os)
 {
     for (int64_t j = 1; j < n; j++) w[j] += w[j - 1];
     double total = w[n - 1];
@@ -81,9 +81,9 @@ static inline TG_SORT_HD void tg__multinomial_with(double *w, int64_t n, const d
 
 /* Without replacement: p has room for 2n pairs; out[t * os] for t < k (k <= n) gets the
  * race's t-th winner among w[0..n) with draws u[0..n). */
-static inline TG_SORT_HD void tg__multinomial_without(const double *w, int64_t n, const double *u,
-                                                      int64_t k, tg_sort_pair *p, int64_t *out,
-                                                      int64_t os)
+static inline TG_HD void tg__multinomial_without(const double *w, int64_t n, const double *u,
+                                                 int64_t k, tg_sort_pair *p, int64_t *out,
+                                                 int64_t os)
 {
     for (int64_t j = 0; j < n; j++) {
         double e = -log1p(-u[j]); /* Exp(1), > 0 but for u == 0 */
@@ -101,7 +101,7 @@ static inline TG_SORT_HD void tg__multinomial_without(const double *w, int64_t n
 }
 
 /* A uniform double in [0, 1) from 64 random bits. */
-static inline TG_SORT_HD double tg__multinomial_u01(uint64_t r)
+static inline TG_HD double tg__multinomial_u01(uint64_t r)
 {
     return (double)(r >> 11) * (1.0 / 9007199254740992.0);
 }

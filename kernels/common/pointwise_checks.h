@@ -1,6 +1,6 @@
 /* Argument checks and iteration setup of the pointwise operators, shared by the CPU kernels
- * (kernels/cpu/binary.c, compare.c, unary.c, ternary.c) and the CUDA kernels
- * (kernels/cuda/binary.cu, compare.cu, unary.cu, ternary.cu, pointwise.cu), so that both
+ * (the meta functions of the generated ones, ufunc_meta.c; kernels/cpu/ternary.c) and the CUDA
+ * kernels (kernels/cuda/ternary.cu, threshold.cu), so that both
  * backends refuse the same inputs with the same (PyTorch's) words and build the same
  * iterations: tg__pw_iter_build (and where's and clamp's), the checks, and clamp.out's Scalar
  * bounds. Each check returns 0, or records the error naming `op` and returns -1.

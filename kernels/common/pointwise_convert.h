@@ -1,27 +1,29 @@
-/* dtype conversions with PyTorch's rules: the compute kind of a dtype and float -> integer
- * conversion as x86 does it (host and device functions: the CUDA kernels' device loads and
- * stores in tg_cuda.cuh apply the same rules through them), then, on the host, element loads
- * and stores for every dtype (THE element vocabulary of the CPU kernels), one element
- * converted between two dtypes (tg__pw_convert), and PyTorch's checked Scalar conversion.
+/* THE element vocabulary of the kernels: dtype conversions with PyTorch's rules (the compute
+ * kind of a dtype, float -> integer conversion as x86 does it), element loads and stores for
+ * every dtype, one element converted between two dtypes (tg__pw_convert), and PyTorch's
+ * checked Scalar conversion. The loads, stores and conversions are host and device functions
+ * (TG_HD): the CPU kernels use them directly, the CUDA kernels through tg_cuda.cuh's typed
+ * wrappers (tg__cuda_load<C>, tg__cuda_store), so both backends convert alike.
  *
- * Included by the CPU kernels (the pointwise family through cpu/pointwise_loops.h; reduce.c,
- * loss.c, linalg.c, nn.c, nn_backward.c, optim.c, shape.c, dropout.c, factory.c), the
- * composites, pointwise_checks.h and factory_checks.h, and every CUDA kernel through
- * tg_cuda.cuh, whose host code reads host operands (zero-dim CPU tensors, wrapped Scalars)
- * with these loads. Everything is static inline; C11 and C++. */
+ * Included by the CPU kernels, the composites, the *_checks.h headers that touch elements, and
+ * every CUDA kernel through tg_cuda.cuh. Everything is static inline; C11 and C++. */
 #ifndef TG_POINTWISE_CONVERT_H
 #define TG_POINTWISE_CONVERT_H
 
 #include "core/core.h"
-#include "pointwise_scalar.h" /* TG_PW: host and device under nvcc */
+#include "tg_hd.h"
 #include <math.h>
 #include <string.h>
+#if defined(__CUDACC__)
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#endif
 
 /* How a dtype computes: float16/bfloat16/float32 in float, float64 in double, integers and
  * bool in int64_t (see pointwise_scalar.h). */
 typedef enum tg_pw_kind { TG_PW_F32, TG_PW_F64, TG_PW_I64 } tg_pw_kind;
 
-TG_PW tg_pw_kind tg__pw_kind(tg_dtype t)
+static inline TG_HD tg_pw_kind tg__pw_kind(tg_dtype t)
 {
     switch (t) {
     case TG_FLOAT16:
@@ -36,32 +38,62 @@ TG_PW tg_pw_kind tg__pw_kind(tg_dtype t)
  * x86-64: int64 through cvttsd2si (out-of-range and NaN give INT64_MIN), narrower types
  * through a 32-bit conversion (INT32_MIN when out of range) then truncated, so 300.0 -> uint8
  * is 44 and -1.0 -> 255. Written without undefined behaviour. */
-TG_PW int64_t tg__pw_f64_to_i64(double v)
+static inline TG_HD int64_t tg__pw_f64_to_i64(double v)
 {
     if (!(v > -9223372036854775809.0 && v < 9223372036854775808.0)) return INT64_MIN;
     return (int64_t)v;
 }
 
-TG_PW int64_t tg__pw_float_to_int(double v, tg_dtype t)
+static inline TG_HD int64_t tg__pw_float_to_int(double v, tg_dtype t)
 {
     if (t == TG_INT64) return tg__pw_f64_to_i64(v);
     if (!(v > -2147483649.0 && v < 2147483648.0)) return INT32_MIN;
     return (int64_t)v;
 }
 
-/* ---- raw element access: the element types as they may lie in storage, at any alignment
- * (a view may start at any byte offset) and aliasing the bytes (storage is char), so that
- * `*(const tg__pw_raw_i32 *)p` is one plain load or store. GCC and Clang (nvcc's host
- * compiler); UBSan's alignment check knows the alignment is 1. ---- */
+/* ---- raw element access: the element types as they may lie in host storage, at any
+ * alignment (a view may start at any byte offset) and aliasing the bytes (storage is char), so
+ * that `*(const tg__pw_raw_i32 *)p` is one plain load or store. GCC and Clang (nvcc's host
+ * compiler); UBSan's alignment check knows the alignment is 1. Device code reads its own
+ * types, which CUDA's allocator and views keep aligned. ---- */
+#if defined(__CUDA_ARCH__)
+typedef uint16_t tg__pw_raw_u16;
+typedef int16_t tg__pw_raw_i16;
+typedef int32_t tg__pw_raw_i32;
+typedef int64_t tg__pw_raw_i64;
+typedef float tg__pw_raw_f32;
+typedef double tg__pw_raw_f64;
+#else
 typedef uint16_t tg__pw_raw_u16 __attribute__((aligned(1), may_alias));
 typedef int16_t tg__pw_raw_i16 __attribute__((aligned(1), may_alias));
 typedef int32_t tg__pw_raw_i32 __attribute__((aligned(1), may_alias));
 typedef int64_t tg__pw_raw_i64 __attribute__((aligned(1), may_alias));
 typedef float tg__pw_raw_f32 __attribute__((aligned(1), may_alias));
 typedef double tg__pw_raw_f64 __attribute__((aligned(1), may_alias));
+#endif
+
+/* float16 (bf16 false) or bfloat16 bits to and from float (round to nearest even): the core's
+ * functions on the host, CUDA's intrinsics on the device (the same results). */
+static inline TG_HD float tg__pw_half_to_float(uint16_t h, bool bf16)
+{
+#if defined(__CUDA_ARCH__)
+    return bf16 ? __bfloat162float(__ushort_as_bfloat16(h)) : __half2float(__ushort_as_half(h));
+#else
+    return bf16 ? tg__bf16_to_float(h) : tg__half_to_float(h);
+#endif
+}
+static inline TG_HD uint16_t tg__pw_float_to_half(float v, bool bf16)
+{
+#if defined(__CUDA_ARCH__)
+    return bf16 ? __bfloat16_as_ushort(__float2bfloat16_rn(v))
+                : __half_as_ushort(__float2half_rn(v));
+#else
+    return bf16 ? tg__float_to_bf16(v) : tg__float_to_half(v);
+#endif
+}
 
 /* ---- loads: p points at one element of dtype t ---- */
-static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
+static inline TG_HD int64_t tg__pw_load_i64(const char *p, tg_dtype t)
 {
     switch (t) {
     case TG_BOOL: return *(const uint8_t *)p != 0;
@@ -70,37 +102,39 @@ static inline int64_t tg__pw_load_i64(const char *p, tg_dtype t)
     case TG_INT16: return *(const tg__pw_raw_i16 *)p;
     case TG_INT32: return *(const tg__pw_raw_i32 *)p;
     case TG_INT64: return *(const tg__pw_raw_i64 *)p;
-    case TG_FLOAT16: return tg__pw_f64_to_i64(tg__half_to_float(*(const tg__pw_raw_u16 *)p));
-    case TG_BFLOAT16: return tg__pw_f64_to_i64(tg__bf16_to_float(*(const tg__pw_raw_u16 *)p));
+    case TG_FLOAT16:
+        return tg__pw_f64_to_i64(tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, false));
+    case TG_BFLOAT16:
+        return tg__pw_f64_to_i64(tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, true));
     case TG_FLOAT32: return tg__pw_f64_to_i64(*(const tg__pw_raw_f32 *)p);
     case TG_FLOAT64: return tg__pw_f64_to_i64(*(const tg__pw_raw_f64 *)p);
     default: return 0;
     }
 }
 
-static inline double tg__pw_load_f64(const char *p, tg_dtype t)
+static inline TG_HD double tg__pw_load_f64(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: return tg__half_to_float(*(const tg__pw_raw_u16 *)p);
-    case TG_BFLOAT16: return tg__bf16_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_FLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, false);
+    case TG_BFLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, true);
     case TG_FLOAT32: return *(const tg__pw_raw_f32 *)p;
     case TG_FLOAT64: return *(const tg__pw_raw_f64 *)p;
     default: return (double)tg__pw_load_i64(p, t);
     }
 }
 
-static inline float tg__pw_load_f32(const char *p, tg_dtype t)
+static inline TG_HD float tg__pw_load_f32(const char *p, tg_dtype t)
 {
     switch (t) {
-    case TG_FLOAT16: return tg__half_to_float(*(const tg__pw_raw_u16 *)p);
-    case TG_BFLOAT16: return tg__bf16_to_float(*(const tg__pw_raw_u16 *)p);
+    case TG_FLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, false);
+    case TG_BFLOAT16: return tg__pw_half_to_float(*(const tg__pw_raw_u16 *)p, true);
     case TG_FLOAT32: return *(const tg__pw_raw_f32 *)p;
     default: return (float)tg__pw_load_f64(p, t);
     }
 }
 
 /* ---- stores: integers wrap (truncate to the storage width), bool stores v != 0 ---- */
-static inline void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
+static inline TG_HD void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
 {
     switch (t) {
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
@@ -109,19 +143,19 @@ static inline void tg__pw_store_i64(char *p, tg_dtype t, int64_t v)
     case TG_INT16: *(tg__pw_raw_i16 *)p = (int16_t)v; break;
     case TG_INT32: *(tg__pw_raw_i32 *)p = (int32_t)v; break;
     case TG_INT64: *(tg__pw_raw_i64 *)p = v; break;
-    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_half((float)v); break;
-    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_bf16((float)v); break;
+    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half((float)v, false); break;
+    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half((float)v, true); break;
     case TG_FLOAT32: *(tg__pw_raw_f32 *)p = (float)v; break;
     case TG_FLOAT64: *(tg__pw_raw_f64 *)p = (double)v; break;
     default: break;
     }
 }
 
-static inline void tg__pw_store_f32(char *p, tg_dtype t, float v)
+static inline TG_HD void tg__pw_store_f32(char *p, tg_dtype t, float v)
 {
     switch (t) {
-    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_half(v); break;
-    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__float_to_bf16(v); break;
+    case TG_FLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half(v, false); break;
+    case TG_BFLOAT16: *(tg__pw_raw_u16 *)p = tg__pw_float_to_half(v, true); break;
     case TG_FLOAT32: *(tg__pw_raw_f32 *)p = v; break;
     case TG_FLOAT64: *(tg__pw_raw_f64 *)p = v; break;
     case TG_BOOL: *(uint8_t *)p = v != 0; break;
@@ -130,7 +164,7 @@ static inline void tg__pw_store_f32(char *p, tg_dtype t, float v)
 }
 
 /* float16/bfloat16 from double go through float, as c10::Half(double) does. */
-static inline void tg__pw_store_f64(char *p, tg_dtype t, double v)
+static inline TG_HD void tg__pw_store_f64(char *p, tg_dtype t, double v)
 {
     switch (t) {
     case TG_FLOAT16:
@@ -146,7 +180,7 @@ static inline void tg__pw_store_f64(char *p, tg_dtype t, double v)
  * chain does: integers stay exact between integer types, int -> float rounds once, floats
  * -> integers truncate (x86 semantics for out-of-range, see tg__pw_float_to_int), anything ->
  * bool is "!= 0" (NaN is true). */
-static inline void tg__pw_convert(char *dst, tg_dtype dt, const char *src, tg_dtype st)
+static inline TG_HD void tg__pw_convert(char *dst, tg_dtype dt, const char *src, tg_dtype st)
 {
     const tg_pw_kind sk = tg__pw_kind(st);
     if (dt == TG_BOOL) {

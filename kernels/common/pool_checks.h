@@ -14,6 +14,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "tg_hd.h"
 
 /* The geometry of one pooling or padding call. */
 typedef struct tg_pool2d {
@@ -237,17 +238,16 @@ static inline int tg__pool_backward_check(const char *op, const tg_tensor *grad_
     return 0;
 }
 
+/* Checks a padding backward's dtypes: self's by the backend's check (PyTorch names the kernels
+ * differently), then grad_output's against it. */
+typedef int (*tg_pool_dtype_check_fn)(const char *op, const char *name, const tg_tensor *t);
+
 /* Adaptive pooling's windows: output cell i of o over a dim of n covers [start, end). */
-#ifdef __CUDACC__
-#define TG_POOL_HD __host__ __device__
-#else
-#define TG_POOL_HD
-#endif
-static inline TG_POOL_HD int64_t tg__adaptive_start(int64_t i, int64_t o, int64_t n)
+static inline TG_HD int64_t tg__adaptive_start(int64_t i, int64_t o, int64_t n)
 {
     return (i / o) * n + ((i % o) * n) / o;
 }
-static inline TG_POOL_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t n)
+static inline TG_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t n)
 {
     return 1 + ((i + 1) * n - 1) / o;
 }
@@ -255,9 +255,9 @@ static inline TG_POOL_HD int64_t tg__adaptive_end(int64_t i, int64_t o, int64_t 
 /* The window of average-pooling output (oh, ow) clipped to the input, [h0, h1) x [w0, w1), and
  * its divisor (divisor_override, else the window counted with its padding or without, as
  * count_include_pad says); false when the window holds no input element. */
-static inline TG_POOL_HD bool tg__avg_pool_window(const tg_pool2d *p, int64_t oh, int64_t ow,
-                                                  int64_t *h0, int64_t *h1, int64_t *w0,
-                                                  int64_t *w1, int64_t *div)
+static inline TG_HD bool tg__avg_pool_window(const tg_pool2d *p, int64_t oh, int64_t ow,
+                                             int64_t *h0, int64_t *h1, int64_t *w0, int64_t *w1,
+                                             int64_t *div)
 {
     *h0 = oh * p->sh - p->ph;
     *w0 = ow * p->sw - p->pw;
@@ -402,7 +402,7 @@ static inline int tg__pad2d_backward_check(const char *op, const tg_tensor *grad
 
 /* The source index along one dim of output position j for reflection / replication padding
  * with `before` padding and n input elements (PyTorch's arithmetic, negative pads crop). */
-static inline TG_POOL_HD int64_t tg__pad_src(int64_t j, int64_t before, int64_t n, bool reflect)
+static inline TG_HD int64_t tg__pad_src(int64_t j, int64_t before, int64_t n, bool reflect)
 {
     int64_t i_start = before < 0 ? -before : 0, o_start = before > 0 ? before : 0, ip;
     if (j < before) ip = reflect ? before * 2 - j : before;
@@ -513,6 +513,24 @@ static inline int tg__max_pool_double_backward_check(const char *op, const tg_te
     p->iw = self->sizes[nd - 1];
     p->oh = indices->sizes[nd - 2];
     p->ow = indices->sizes[nd - 1];
+    return 0;
+}
+
+/* A padding backward's checks on every backend, in PyTorch's order: the forward's
+ * (tg__pad2d_check, into *p), grad_output's shape, self's dtype (`dtype_check`, the backend's,
+ * with PyTorch's kernel `name`), grad_output's dtype. 0, or -1 with the error recorded. */
+static inline int tg__pad2d_backward_checks(const char *op, const char *name,
+                                            const tg_tensor *grad_output, const tg_tensor *self,
+                                            tg_int_list padding, bool reflect,
+                                            tg_pool_dtype_check_fn dtype_check, tg_pool2d *p)
+{
+    if (tg__pad2d_check(op, self, padding, reflect, p) ||
+        tg__pad2d_backward_check(op, grad_output, p) || dtype_check(op, name, self))
+        return -1;
+    if (grad_output->dtype != self->dtype)
+        return tg__fail(op, "expected scalar type %s but found %s",
+                        tg__dtype_torch_name(self->dtype),
+                        tg__dtype_torch_name(grad_output->dtype));
     return 0;
 }
 

@@ -8,12 +8,7 @@
 #define TG_REDUCE_VIEW_H
 
 #include "core/core.h"
-
-#if defined(__CUDACC__)
-#define TG__RV_FN static inline __host__ __device__
-#else
-#define TG__RV_FN static inline
-#endif
+#include "tg_hd.h"
 
 /* The accumulation kinds (mean folds like sum, std like var; the finish tells them apart). */
 typedef enum rkind { R_SUM, R_MEAN, R_PROD, R_MAX, R_MIN, R_ARGMAX, R_ARGMIN, R_VAR, R_STD } rkind;
@@ -82,7 +77,7 @@ static inline void tg__rv_build(rview *v, const tg_tensor *self, const bool *red
 }
 
 /* Element offset of output element o's first reduced element. */
-TG__RV_FN int64_t tg__rv_outer_offset(const rview *v, int64_t o)
+static inline TG_HD int64_t tg__rv_outer_offset(const rview *v, int64_t o)
 {
     int64_t off = 0;
     for (int d = v->on - 1; d >= 0 && o > 0; d--) {
@@ -93,7 +88,7 @@ TG__RV_FN int64_t tg__rv_outer_offset(const rview *v, int64_t o)
 }
 
 /* Element offset of the j-th reduced element relative to the first. */
-TG__RV_FN int64_t tg__rv_inner_offset(const rview *v, int64_t j)
+static inline TG_HD int64_t tg__rv_inner_offset(const rview *v, int64_t j)
 {
     if (v->in == 1) return j * v->ist[0];
     int64_t off = 0;
@@ -102,6 +97,32 @@ TG__RV_FN int64_t tg__rv_inner_offset(const rview *v, int64_t j)
         j /= v->isz[d];
     }
     return off;
+}
+
+/* The strides of t seen as [outer, n, inner] around dim d (softmax, cumsum: one reduced dim),
+ * in elements: false when its outer dims or its inner dims do not collapse to one stride each
+ * (the caller works on a copy then). */
+static inline bool tg__view3(const tg_tensor *t, int64_t d, int64_t *so, int64_t *sd, int64_t *si)
+{
+    *sd = t->ndim ? t->strides[d] : 1;
+    *si = 1;
+    *so = 1;
+    /* inner dims (after d) must collapse to one stride; likewise outer dims (before d) */
+    int64_t expect = -1;
+    for (int64_t k = t->ndim - 1; k > d; k--) {
+        if (t->sizes[k] == 1) continue;
+        if (expect < 0) *si = t->strides[k];
+        else if (t->strides[k] != expect) return false;
+        expect = t->strides[k] * t->sizes[k];
+    }
+    expect = -1;
+    for (int64_t k = d - 1; k >= 0; k--) {
+        if (t->sizes[k] == 1) continue;
+        if (expect < 0) *so = t->strides[k];
+        else if (t->strides[k] != expect) return false;
+        expect = t->strides[k] * t->sizes[k];
+    }
+    return true;
 }
 
 #endif

@@ -1,5 +1,5 @@
 /* Argument checks of _softmax / _log_softmax and their backward data ops, shared by the CPU
- * kernels (kernels/cpu/nn.c, nn_backward.c) and the CUDA kernels (kernels/cuda/softmax.cu):
+ * kernels (kernels/cpu/softmax.c) and the CUDA kernels (kernels/cuda/softmax.cu):
  * PyTorch's messages. Static inline, C and C++. Each returns 0, or -1 with the error recorded. */
 #ifndef TG_SOFTMAX_CHECKS_H
 #define TG_SOFTMAX_CHECKS_H

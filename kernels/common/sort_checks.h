@@ -15,12 +15,7 @@
 
 #include "tg_kutil.h"
 #include <string.h>
-
-#ifdef __CUDACC__
-#define TG_SORT_HD __host__ __device__
-#else
-#define TG_SORT_HD
-#endif
+#include "tg_hd.h"
 
 /* One element of a row being sorted: its rank key and its index along the dim. */
 typedef struct tg_sort_pair {
@@ -30,7 +25,7 @@ typedef struct tg_sort_pair {
 
 /* The key of a floating value: IEEE order made unsigned (negatives complemented, the sign bit
  * set on the others), -0.0 as 0.0, every NaN the largest key. */
-static inline TG_SORT_HD uint64_t tg__sort_key_f64(double v, bool descending)
+static inline TG_HD uint64_t tg__sort_key_f64(double v, bool descending)
 {
     uint64_t k;
     if (v != v) {
@@ -45,20 +40,20 @@ static inline TG_SORT_HD uint64_t tg__sort_key_f64(double v, bool descending)
 }
 
 /* The key of an integer (or bool) value: two's complement order made unsigned. */
-static inline TG_SORT_HD uint64_t tg__sort_key_i64(int64_t v, bool descending)
+static inline TG_HD uint64_t tg__sort_key_i64(int64_t v, bool descending)
 {
     uint64_t k = (uint64_t)v ^ ((uint64_t)1 << 63);
     return descending ? ~k : k;
 }
 
-static inline TG_SORT_HD bool tg__sort_less(tg_sort_pair a, tg_sort_pair b)
+static inline TG_HD bool tg__sort_less(tg_sort_pair a, tg_sort_pair b)
 {
     return a.key < b.key || (a.key == b.key && a.idx < b.idx);
 }
 
 /* Sorts p[0..n) by (key, idx); tmp has room for n pairs. Insertion sort for short runs, then
  * bottom-up merging between p and tmp (the result ends in p). */
-static inline TG_SORT_HD void tg__sort_pairs(tg_sort_pair *p, tg_sort_pair *tmp, int64_t n)
+static inline TG_HD void tg__sort_pairs(tg_sort_pair *p, tg_sort_pair *tmp, int64_t n)
 {
     const int64_t run = 16;
     for (int64_t b = 0; b < n; b += run) {
@@ -89,7 +84,7 @@ static inline TG_SORT_HD void tg__sort_pairs(tg_sort_pair *p, tg_sort_pair *tmp,
 }
 
 /* Restores the max-heap (by tg__sort_less) of h[0..k) below position i. */
-static inline TG_SORT_HD void tg__sort_sift_down(tg_sort_pair *h, int64_t k, int64_t i)
+static inline TG_HD void tg__sort_sift_down(tg_sort_pair *h, int64_t k, int64_t i)
 {
     for (;;) {
         int64_t c = 2 * i + 1;
@@ -105,7 +100,7 @@ static inline TG_SORT_HD void tg__sort_sift_down(tg_sort_pair *h, int64_t k, int
 
 /* Moves the k least pairs of p[0..n) (0 < k <= n) into p[0..k), in no particular order:
  * a max-heap of the k least seen so far, O(n log k) and O(1) extra memory. */
-static inline TG_SORT_HD void tg__sort_select(tg_sort_pair *p, int64_t n, int64_t k)
+static inline TG_HD void tg__sort_select(tg_sort_pair *p, int64_t n, int64_t k)
 {
     for (int64_t i = k / 2 - 1; i >= 0; i--) tg__sort_sift_down(p, k, i);
     for (int64_t i = k; i < n; i++) {
@@ -117,7 +112,7 @@ static inline TG_SORT_HD void tg__sort_select(tg_sort_pair *p, int64_t n, int64_
 }
 
 /* topk selects with the heap when k is small beside the row, else sorts the whole row. */
-static inline TG_SORT_HD bool tg__topk_use_select(int64_t k, int64_t n) { return k * 8 <= n; }
+static inline TG_HD bool tg__topk_use_select(int64_t k, int64_t n) { return k * 8 <= n; }
 
 /* ------------------------------------------------------------------ checks */
 
@@ -187,6 +182,29 @@ static inline int tg__sort_backward_check(const char *op, const tg_tensor *grad,
         if (i > d) g->inner *= sizes.data[i];
     }
     return 0;
+}
+
+/* The end of sort (and topk) on every backend: the values and indices, written through the
+ * working copies vw and iw, go back into v and ix (the out= tensors, or new ones); the outs the
+ * caller gave get a new version. Returns the results, or NULLs with v and ix released when rc
+ * is not 0 or a copy fails. */
+static inline tg_values_indices tg__sort_finish(const char *op, int rc, tg_tensor *v, tg_tensor *vw,
+                                                tg_tensor *ix, tg_tensor *iw, bool values_given,
+                                                bool indices_given)
+{
+    tg_values_indices r = { NULL, NULL };
+    rc = tg__k_write_back(op, v, vw, rc);
+    rc = tg__k_write_back(op, ix, iw, rc);
+    if (rc != 0) {
+        tg_release(v);
+        tg_release(ix);
+        return r;
+    }
+    if (values_given) tg__bump_version(v);
+    if (indices_given) tg__bump_version(ix);
+    r.values = v;
+    r.indices = ix;
+    return r;
 }
 
 #endif

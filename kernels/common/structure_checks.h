@@ -18,12 +18,7 @@
 #include "tg_kutil.h"
 
 #include <string.h>
-
-#ifdef __CUDACC__
-#define TG_STRUCT_HD __host__ __device__
-#else
-#define TG_STRUCT_HD
-#endif
+#include "tg_hd.h"
 
 /* ------------------------------------------------------------------ cumsum / cumprod */
 
@@ -45,6 +40,16 @@ static inline int tg__cum_result_dtype(const char *op, const tg_tensor *self, tg
     return 0;
 }
 
+/* cumsum / cumprod's checks on every backend: dim wrapped into *d, the result dtype into *rt.
+ * 0, or -1 with the error recorded. */
+static inline int tg__cum_check(const char *op, const tg_tensor *self, int64_t dim, tg_dtype dtype,
+                                const tg_tensor *out, int64_t *d, tg_dtype *rt)
+{
+    *d = tg__wrap_dim(op, dim, self->ndim);
+    if (*d < 0) return -1;
+    return tg__cum_result_dtype(op, self, dtype, out, rt);
+}
+
 /* ------------------------------------------------------------------ the gather of flip/roll/repeat */
 
 typedef struct tg_gather_map {
@@ -57,7 +62,7 @@ typedef struct tg_gather_map {
 } tg_gather_map;
 
 /* Self's index along output dim d for output index i (see the top of the file). */
-static inline TG_STRUCT_HD int64_t tg__gather_src(const tg_gather_map *m, int64_t d, int64_t i)
+static inline TG_HD int64_t tg__gather_src(const tg_gather_map *m, int64_t d, int64_t i)
 {
     int64_t n = m->src_sizes[d];
     if (m->flip[d]) return n - 1 - i;
@@ -66,7 +71,7 @@ static inline TG_STRUCT_HD int64_t tg__gather_src(const tg_gather_map *m, int64_
 }
 
 /* The element offset in self of output element `lin` (row-major). */
-static inline TG_STRUCT_HD int64_t tg__gather_offset(const tg_gather_map *m, int64_t lin)
+static inline TG_HD int64_t tg__gather_offset(const tg_gather_map *m, int64_t lin)
 {
     int64_t off = 0;
     for (int64_t d = m->ndim - 1; d >= 0; d--) {

@@ -1,15 +1,17 @@
 /* Small tensor helpers of the kernels: PyTorch's TypeMeta dtype names for out= messages,
  * out= preparation, a tensor's first element and the element offsets of a tensor visited in
- * its logical (row-major) order. PyTorch's ScalarType names ("Float") and the "[2, 3]" shape
+ * its logical (row-major) order, and the epilogue every backend's kernels share (release the
+ * temporaries, write a working copy back into out=, hand over or release the results). PyTorch's ScalarType names ("Float") and the "[2, 3]" shape
  * format are the runtime's (tg__dtype_torch_name, tg__shape_str in runtime/core/core.h).
  *
- * Included by the CPU kernels (reduce.c, linalg.c, shape.c, nn.c, ...), the composites, the
+ * Included by the CPU kernels (reduce.c, linalg.c, shape.c, softmax.c, ...), the composites, the
  * *_checks.h headers and, through tg_cuda.cuh, every CUDA kernel (host code). Everything is
  * static inline; C11 and C++. */
 #ifndef TG_KUTIL_H
 #define TG_KUTIL_H
 
 #include "core/core.h"
+#include "tg_op_types.h" /* tg_tensors2, tg_tensors3 */
 
 /* PyTorch's TypeMeta names ("float", "long int"), as in "Expected out tensor to have dtype
  * float, but got double instead". */
@@ -61,6 +63,50 @@ static inline int64_t tg__k_offset(const tg_tensor *t, int64_t i)
 static inline char *tg__k_data(const tg_tensor *t)
 {
     return (char *)t->storage->data + t->storage_offset * (int64_t)tg_dtype_size(t->dtype);
+}
+
+/* A backward's output_mask as three flags (missing entries false). */
+static inline void tg__k_output_mask(tg_bool_list mask, bool want[3])
+{
+    for (int i = 0; i < 3; i++) want[i] = i < mask.len && mask.data[i];
+}
+
+/* ---- epilogues ---- */
+
+/* Releases the n tensors of t (NULL entries allowed): a kernel's temporaries. */
+static inline void tg__k_release_all(tg_tensor *const *t, int n)
+{
+    for (int i = 0; i < n; i++) tg_release(t[i]);
+}
+
+/* An out= argument the kernel wrote through `work`, a contiguous working copy (or out itself
+ * when out was contiguous): when they differ and rc is 0, copies work into out (core's copy,
+ * which bumps out's version). Releases work. Returns rc, or -1 with the error recorded. */
+static inline int tg__k_write_back(const char *op, tg_tensor *out, tg_tensor *work, int rc)
+{
+    if (rc == 0 && work != out && tg__copy_into(op, out, work) != 0) rc = -1;
+    tg_release(work);
+    return rc;
+}
+
+/* A kernel's result when ok, else NULL with r released. */
+static inline tg_tensor *tg__k_result(bool ok, tg_tensor *r)
+{
+    if (ok) return r;
+    tg_release(r);
+    return NULL;
+}
+
+/* A kernel's two or three results when ok; otherwise all are released and NULL. */
+static inline tg_tensors2 tg__k_results2(bool ok, tg_tensor *r0, tg_tensor *r1)
+{
+    tg_tensors2 r = { tg__k_result(ok, r0), tg__k_result(ok, r1) };
+    return r;
+}
+static inline tg_tensors3 tg__k_results3(bool ok, tg_tensor *r0, tg_tensor *r1, tg_tensor *r2)
+{
+    tg_tensors3 r = { tg__k_result(ok, r0), tg__k_result(ok, r1), tg__k_result(ok, r2) };
+    return r;
 }
 
 #endif

@@ -1,7 +1,7 @@
 /* Composite activation kernels: hardtanh (clamp, as PyTorch's hardtanh_out), relu6 (PyTorch's
  * composite on hardtanh), feature_dropout (dropout2d) and elu_double_backward, the autograd
  * helper of elu_backward's derivative (FunctionsManual's). The pointwise activations with
- * kernels of their own are in kernels/cpu/activation.c and kernels/cuda/activation.cu.
+ * kernels of their own are generated from kernels/common/ufunc/activation.h.
  *
  * Every function returns a new reference, or NULL with an error recorded; intermediates are
  * released on every path. */

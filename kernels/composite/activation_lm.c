@@ -38,16 +38,16 @@
 #include "kernels/logsumexp_backward.h"
 #include "composite_util.h"
 #include "activation_lm_checks.h"
-#include "activation_lm_scalar.h"
+#include "ufunc/activation_lm.h"
 
-/* Temporaries of one call, released together at its end. */
+/* Temporaries of one call, released together at its end: `if (!keep(x = tg_f(...), tmps,
+ * &ntmps)) goto done;` records x (and fails, the error recorded, when x is NULL). */
 enum { GDB_MAX_TMPS = 32 };
-#define GDB_STEP(var, expr)  \
-    do {                     \
-        var = (expr);        \
-        if (!var) goto done; \
-        tmps[ntmps++] = var; \
-    } while (0)
+static bool keep(tg_tensor *t, tg_tensor **tmps, int *ntmps)
+{
+    if (t) tmps[(*ntmps)++] = t;
+    return t != NULL;
+}
 
 /* ggI * gO * gelu''(input), where gelu' is gelu_backward's factor:
  *   'none': gelu'' = pdf(x) * (2 - x^2), pdf(x) = exp(-x^2 / 2) / sqrt(2 pi);
@@ -56,42 +56,43 @@ enum { GDB_MAX_TMPS = 32 };
 tg_tensor *tg__composite_gelu_double_backward(tg_tensor *ggI, tg_tensor *gO, tg_tensor *input,
                                               const char *approximate)
 {
-    bool tanh_approx;
-    if (tg__actlm_gelu_approximate(TG_ACTLM_GELU_BACKWARD, approximate, &tanh_approx) != 0)
-        return NULL;
+    const int tanh_approx = tg__pw_gelu_approximate("gelu_backward", approximate);
+    if (tanh_approx < 0) return NULL;
     tg_tensor *tmps[GDB_MAX_TMPS];
     int ntmps = 0;
     tg_tensor *result = NULL, *x2, *second, *gg;
-    GDB_STEP(x2, tg_mul(input, input));
+    if (!keep(x2 = tg_mul(input, input), tmps, &ntmps)) goto done;
     if (!tanh_approx) {
         tg_tensor *e, *pdf, *two_minus;
-        GDB_STEP(e, tg_mul_scalar(x2, -0.5));
-        GDB_STEP(e, tg_exp(e));
-        GDB_STEP(pdf, tg_mul_scalar(e, TG_GELU_PDF));
-        GDB_STEP(two_minus, tg_mul_scalar(x2, -1.0));
-        GDB_STEP(two_minus, tg_add_scalar(two_minus, 2.0));
-        GDB_STEP(second, tg_mul(pdf, two_minus));
+        if (!keep(e = tg_mul_scalar(x2, -0.5), tmps, &ntmps)) goto done;
+        if (!keep(e = tg_exp(e), tmps, &ntmps)) goto done;
+        if (!keep(pdf = tg_mul_scalar(e, TG_GELU_PDF), tmps, &ntmps)) goto done;
+        if (!keep(two_minus = tg_mul_scalar(x2, -1.0), tmps, &ntmps)) goto done;
+        if (!keep(two_minus = tg_add_scalar(two_minus, 2.0), tmps, &ntmps)) goto done;
+        if (!keep(second = tg_mul(pdf, two_minus), tmps, &ntmps)) goto done;
     } else {
         tg_tensor *x3, *inner, *t, *t2, *one_minus_t2, *u, *u2, *xt, *xtu2, *bracket;
-        GDB_STEP(x3, tg_mul(x2, input));
-        GDB_STEP(inner, tg_mul_scalar(x3, TG_GELU_KAPPA));
-        GDB_STEP(inner, tg_add(inner, input));
-        GDB_STEP(inner, tg_mul_scalar(inner, TG_GELU_BETA));
-        GDB_STEP(t, tg_tanh(inner));
-        GDB_STEP(t2, tg_mul(t, t));
-        GDB_STEP(one_minus_t2, tg_mul_scalar(t2, -1.0));
-        GDB_STEP(one_minus_t2, tg_add_scalar(one_minus_t2, 1.0));
-        GDB_STEP(u, tg_mul_scalar(x2, 3.0 * TG_GELU_KAPPA * TG_GELU_BETA));
-        GDB_STEP(u, tg_add_scalar(u, TG_GELU_BETA));
-        GDB_STEP(u2, tg_mul(u, u));
-        GDB_STEP(xt, tg_mul(input, t));
-        GDB_STEP(xtu2, tg_mul(xt, u2));
-        GDB_STEP(bracket, tg_mul_scalar(x2, 3.0 * TG_GELU_BETA * TG_GELU_KAPPA));
-        GDB_STEP(bracket, tg_add(bracket, u));
-        GDB_STEP(bracket, tg_sub(bracket, xtu2));
-        GDB_STEP(second, tg_mul(one_minus_t2, bracket));
+        if (!keep(x3 = tg_mul(x2, input), tmps, &ntmps)) goto done;
+        if (!keep(inner = tg_mul_scalar(x3, TG_GELU_KAPPA), tmps, &ntmps)) goto done;
+        if (!keep(inner = tg_add(inner, input), tmps, &ntmps)) goto done;
+        if (!keep(inner = tg_mul_scalar(inner, TG_GELU_BETA), tmps, &ntmps)) goto done;
+        if (!keep(t = tg_tanh(inner), tmps, &ntmps)) goto done;
+        if (!keep(t2 = tg_mul(t, t), tmps, &ntmps)) goto done;
+        if (!keep(one_minus_t2 = tg_mul_scalar(t2, -1.0), tmps, &ntmps)) goto done;
+        if (!keep(one_minus_t2 = tg_add_scalar(one_minus_t2, 1.0), tmps, &ntmps)) goto done;
+        if (!keep(u = tg_mul_scalar(x2, 3.0 * TG_GELU_KAPPA * TG_GELU_BETA), tmps, &ntmps))
+            goto done;
+        if (!keep(u = tg_add_scalar(u, TG_GELU_BETA), tmps, &ntmps)) goto done;
+        if (!keep(u2 = tg_mul(u, u), tmps, &ntmps)) goto done;
+        if (!keep(xt = tg_mul(input, t), tmps, &ntmps)) goto done;
+        if (!keep(xtu2 = tg_mul(xt, u2), tmps, &ntmps)) goto done;
+        if (!keep(bracket = tg_mul_scalar(x2, 3.0 * TG_GELU_BETA * TG_GELU_KAPPA), tmps, &ntmps))
+            goto done;
+        if (!keep(bracket = tg_add(bracket, u), tmps, &ntmps)) goto done;
+        if (!keep(bracket = tg_sub(bracket, xtu2), tmps, &ntmps)) goto done;
+        if (!keep(second = tg_mul(one_minus_t2, bracket), tmps, &ntmps)) goto done;
     }
-    GDB_STEP(gg, tg_mul(ggI, gO));
+    if (!keep(gg = tg_mul(ggI, gO), tmps, &ntmps)) goto done;
     result = tg_mul(gg, second);
 done:
     for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
@@ -160,11 +161,11 @@ tg_tensor *tg__composite_glu_backward(tg_tensor *grad_output, tg_tensor *self, i
     tg_tensor *result = NULL, *ga, *one_minus, *gb;
     tmps[ntmps++] = a;
     tmps[ntmps++] = s;
-    GDB_STEP(ga, tg_mul(grad_output, s));
-    GDB_STEP(one_minus, tg_mul_scalar(s, -1.0));
-    GDB_STEP(one_minus, tg_add_scalar(one_minus, 1.0));
-    GDB_STEP(gb, tg_mul(ga, a));
-    GDB_STEP(gb, tg_mul(gb, one_minus));
+    if (!keep(ga = tg_mul(grad_output, s), tmps, &ntmps)) goto done;
+    if (!keep(one_minus = tg_mul_scalar(s, -1.0), tmps, &ntmps)) goto done;
+    if (!keep(one_minus = tg_add_scalar(one_minus, 1.0), tmps, &ntmps)) goto done;
+    if (!keep(gb = tg_mul(ga, a), tmps, &ntmps)) goto done;
+    if (!keep(gb = tg_mul(gb, one_minus), tmps, &ntmps)) goto done;
     result = tg_cat(TG_TENSORS(ga, gb), .dim = d);
 done:
     for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);
@@ -181,19 +182,20 @@ tg_tensor *tg__composite_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdi
     tg_tensor *tmps[GDB_MAX_TMPS];
     int ntmps = 0;
     tg_tensor *result = NULL, *x = self, *m, *inf, *d, *r;
-    if (!tg_dtype_is_floating(self->dtype)) GDB_STEP(x, tg_to(self, tg_get_default_dtype()));
-    GDB_STEP(m, tg_amax(x, .dim = dim, .keepdim = true));
-    GDB_STEP(inf, tg_abs(m));
-    GDB_STEP(inf, tg_eq_scalar(inf, INFINITY));
-    GDB_STEP(m, tg_where_scalar_self(inf, 0.0, m));
-    GDB_STEP(d, tg_sub(x, m));
-    GDB_STEP(d, tg_exp(d));
-    GDB_STEP(r, tg_sum(d, .dim = dim, .keepdim = true));
-    GDB_STEP(r, tg_log(r));
+    if (!tg_dtype_is_floating(self->dtype))
+        if (!keep(x = tg_to(self, tg_get_default_dtype()), tmps, &ntmps)) goto done;
+    if (!keep(m = tg_amax(x, .dim = dim, .keepdim = true), tmps, &ntmps)) goto done;
+    if (!keep(inf = tg_abs(m), tmps, &ntmps)) goto done;
+    if (!keep(inf = tg_eq_scalar(inf, INFINITY), tmps, &ntmps)) goto done;
+    if (!keep(m = tg_where_scalar_self(inf, 0.0, m), tmps, &ntmps)) goto done;
+    if (!keep(d = tg_sub(x, m), tmps, &ntmps)) goto done;
+    if (!keep(d = tg_exp(d), tmps, &ntmps)) goto done;
+    if (!keep(r = tg_sum(d, .dim = dim, .keepdim = true), tmps, &ntmps)) goto done;
+    if (!keep(r = tg_log(r), tmps, &ntmps)) goto done;
     if (keepdim) {
         result = tg_add(r, m);
     } else {
-        GDB_STEP(r, tg_add(r, m));
+        if (!keep(r = tg_add(r, m), tmps, &ntmps)) goto done;
         result = tg_sum(r, .dim = dim, .keepdim = false);
     }
 done:
@@ -221,10 +223,10 @@ tg_tensor *tg__composite_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg
     int ntmps = 0;
     tg_tensor *out = NULL, *g, *r, *e;
     tg_int_list sizes = { self->sizes, self->ndim };
-    GDB_STEP(g, tg_sum_backward(grad, sizes, dim, keepdim));
-    GDB_STEP(r, tg_sum_backward(result, sizes, dim, keepdim));
-    GDB_STEP(e, tg_sub(self, r));
-    GDB_STEP(e, tg_exp(e));
+    if (!keep(g = tg_sum_backward(grad, sizes, dim, keepdim), tmps, &ntmps)) goto done;
+    if (!keep(r = tg_sum_backward(result, sizes, dim, keepdim), tmps, &ntmps)) goto done;
+    if (!keep(e = tg_sub(self, r), tmps, &ntmps)) goto done;
+    if (!keep(e = tg_exp(e), tmps, &ntmps)) goto done;
     out = tg_mul(g, e);
 done:
     for (int i = 0; i < ntmps; i++) tg_release(tmps[i]);

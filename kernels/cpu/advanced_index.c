@@ -7,6 +7,7 @@
  * never write the same element of self (their non-indexed coordinates differ), so accumulate
  * is deterministic without atomics and a duplicated index keeps the last value in index
  * order, as PyTorch's serial CPU kernel. */
+#include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "advanced_index.h"
 
@@ -29,95 +30,88 @@ typedef struct adv_job {
     int64_t nchunks, chunk; /* b in nchunks chunks of `chunk` (put) */
 } adv_job;
 
-#define GATHER_ROW(T)                                              \
-    do {                                                           \
-        const T *S = (const T *)j->self + base;                    \
-        T *O = (T *)j->other + r * pl->B;                          \
-        for (int64_t b = 0; b < pl->B; b++) O[b] = S[pl->boff[b]]; \
-    } while (0)
+/* Row r of the gather: B elements of es bytes from self (the plan's offsets) into other;
+ * es is a constant where it is inlined, so each copy is one load and store. */
+TG_ALWAYS_INLINE void gather_row(size_t es, const adv_job *j, int64_t r)
+{
+    const tg_adv_plan *pl = j->pl;
+    const char *S = j->self + (size_t)(pl->aoff[r / pl->P] + pl->poff[r % pl->P]) * es;
+    char *O = j->other + (size_t)(r * pl->B) * es;
+    if (pl->b_unit) memcpy(O, S, (size_t)pl->B * es);
+    else
+        for (int64_t b = 0; b < pl->B; b++)
+            memcpy(O + (size_t)b * es, S + (size_t)pl->boff[b] * es, es);
+}
 
 static void gather_rows(int64_t lo, int64_t hi, void *ctx)
 {
     const adv_job *j = ctx;
-    const tg_adv_plan *pl = j->pl;
     for (int64_t r = lo; r < hi; r++) {
-        int64_t base = pl->aoff[r / pl->P] + pl->poff[r % pl->P];
-        if (pl->b_unit) {
-            memcpy(j->other + (size_t)(r * pl->B) * j->es, j->self + (size_t)base * j->es,
-                   (size_t)pl->B * j->es);
-            continue;
-        }
         switch (j->es) {
-        case 1: GATHER_ROW(uint8_t); break;
-        case 2: GATHER_ROW(uint16_t); break;
-        case 4: GATHER_ROW(uint32_t); break;
-        case 8: GATHER_ROW(uint64_t); break;
-        default:
-            for (int64_t b = 0; b < pl->B; b++)
-                memcpy(j->other + (size_t)(r * pl->B + b) * j->es,
-                       j->self + (size_t)(base + pl->boff[b]) * j->es, j->es);
+        case 1: gather_row(1, j, r); break;
+        case 2: gather_row(2, j, r); break;
+        case 4: gather_row(4, j, r); break;
+        case 8: gather_row(8, j, r); break;
+        default: gather_row(j->es, j, r);
         }
     }
 }
 
-/* One unit's walk: for p in order, for b in [b0, b1): BODY with d (self) and s (values). */
-#define PUT_UNIT(T, BODY)                                                \
-    do {                                                                 \
-        for (int64_t p = 0; p < pl->P; p++) {                            \
-            T *D = (T *)j->self + pl->aoff[a] + pl->poff[p];             \
-            const T *Sv = (const T *)j->other + (a * pl->P + p) * pl->B; \
-            if (pl->b_unit)                                              \
-                for (int64_t b = b0; b < b1; b++) {                      \
-                    T *d = D + b;                                        \
-                    const T *s = Sv + b;                                 \
-                    BODY;                                                \
-                }                                                        \
-            else                                                         \
-                for (int64_t b = b0; b < b1; b++) {                      \
-                    T *d = D + pl->boff[b];                              \
-                    const T *s = Sv + b;                                 \
-                    BODY;                                                \
-                }                                                        \
-        }                                                                \
-    } while (0)
+/* One element of a put: d = s, or (acc) d = d + s in dtype dt (C's arithmetic of the type:
+ * integers wrap, bool is or, float16 and bfloat16 go through double). */
+TG_ALWAYS_INLINE void put_elem(bool acc, tg_dtype dt, size_t es, char *d, const char *s)
+{
+    if (!acc) memcpy(d, s, es);
+    else if (dt == TG_FLOAT32) *(float *)d = *(float *)d + *(const float *)s;
+    else if (dt == TG_FLOAT64) *(double *)d = *(double *)d + *(const double *)s;
+    else if (dt == TG_BOOL) *(uint8_t *)d = (uint8_t)(*(uint8_t *)d || *(const uint8_t *)s);
+    else if (tg__pw_kind(dt) == TG_PW_I64)
+        tg__pw_store_i64(
+            d, dt, (int64_t)((uint64_t)tg__pw_load_i64(d, dt) + (uint64_t)tg__pw_load_i64(s, dt)));
+    else tg__pw_store_f64(d, dt, tg__pw_load_f64(d, dt) + tg__pw_load_f64(s, dt));
+}
 
-#define PUT_CASE(T)                                        \
-    do {                                                   \
-        if (j->accumulate) PUT_UNIT(T, *d = (T)(*d + *s)); \
-        else PUT_UNIT(T, *d = *s);                         \
-    } while (0)
+/* One unit's walk: for p in order, for b in [b0, b1): self's element d and the value s. */
+TG_ALWAYS_INLINE void put_unit(bool acc, tg_dtype dt, size_t es, const adv_job *j, int64_t a,
+                               int64_t b0, int64_t b1)
+{
+    const tg_adv_plan *pl = j->pl;
+    for (int64_t p = 0; p < pl->P; p++) {
+        char *D = j->self + (size_t)(pl->aoff[a] + pl->poff[p]) * es;
+        const char *Sv = j->other + (size_t)((a * pl->P + p) * pl->B) * es;
+        for (int64_t b = b0; b < b1; b++)
+            put_elem(acc, dt, es, D + (size_t)(pl->b_unit ? b : pl->boff[b]) * es,
+                     Sv + (size_t)b * es);
+    }
+}
+
+/* put_unit with the copy's width or the accumulation's dtype as a constant. */
+static void put_one(const adv_job *j, int64_t a, int64_t b0, int64_t b1)
+{
+    if (!j->accumulate) {
+        switch (j->es) {
+        case 8: put_unit(false, TG_INT64, 8, j, a, b0, b1); return;
+        case 4: put_unit(false, TG_INT32, 4, j, a, b0, b1); return;
+        case 2: put_unit(false, TG_INT16, 2, j, a, b0, b1); return;
+        default: put_unit(false, TG_UINT8, 1, j, a, b0, b1); return;
+        }
+    }
+    switch (j->dtype) {
+    case TG_FLOAT32: put_unit(true, TG_FLOAT32, 4, j, a, b0, b1); break;
+    case TG_FLOAT64: put_unit(true, TG_FLOAT64, 8, j, a, b0, b1); break;
+    case TG_INT64: put_unit(true, TG_INT64, 8, j, a, b0, b1); break;
+    case TG_INT32: put_unit(true, TG_INT32, 4, j, a, b0, b1); break;
+    default: put_unit(true, j->dtype, j->es, j, a, b0, b1); break;
+    }
+}
 
 static void put_units(int64_t lo, int64_t hi, void *ctx)
 {
     const adv_job *j = ctx;
-    const tg_adv_plan *pl = j->pl;
     for (int64_t u = lo; u < hi; u++) {
         int64_t a = u / j->nchunks, c = u % j->nchunks;
-        int64_t b0 = c * j->chunk, b1 = MIN(b0 + j->chunk, pl->B);
-        if (!j->accumulate && j->es == 8) PUT_UNIT(uint64_t, *d = *s);
-        else if (!j->accumulate && j->es == 4) PUT_UNIT(uint32_t, *d = *s);
-        else if (!j->accumulate && j->es == 2) PUT_UNIT(uint16_t, *d = *s);
-        else if (!j->accumulate && j->es == 1) PUT_UNIT(uint8_t, *d = *s);
-        else switch (j->dtype) {
-            case TG_FLOAT32: PUT_CASE(float); break;
-            case TG_FLOAT64: PUT_CASE(double); break;
-            case TG_INT64: PUT_CASE(int64_t); break;
-            case TG_INT32: PUT_CASE(int32_t); break;
-            case TG_INT16: PUT_CASE(int16_t); break;
-            case TG_INT8: PUT_CASE(int8_t); break;
-            case TG_UINT8: PUT_CASE(uint8_t); break;
-            case TG_BOOL: PUT_UNIT(uint8_t, *d = (uint8_t)(*d || *s)); break;
-            default: /* float16 / bfloat16 / others: through double */
-                for (int64_t p = 0; p < pl->P; p++)
-                    for (int64_t b = b0; b < b1; b++) {
-                        char *d =
-                            j->self + (size_t)(pl->aoff[a] + pl->poff[p] + pl->boff[b]) * j->es;
-                        const char *s = j->other + (size_t)((a * pl->P + p) * pl->B + b) * j->es;
-                        tg__store_double(d, j->dtype,
-                                         tg__load_double(d, j->dtype) +
-                                             tg__load_double(s, j->dtype));
-                    }
-            }
+        int64_t b0 = c * j->chunk;
+        put_one(j, a, b0, MIN(b0 + j->chunk, j->pl->B));
     }
 }
 

@@ -19,6 +19,7 @@
  * contiguous and the row stride is at least the row length (the GPT's qkv.view().transpose(1, 2)
  * views are); any other layout is copied once. Masks broadcast with stride 0; a floating mask of
  * another dtype than query is converted once. */
+#include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "attention_checks.h"
 #include "pointwise_scalar.h"
@@ -133,7 +134,7 @@ static int prepare(const char *op, tg_tensor *query, tg_tensor *key, tg_tensor *
     bool ok = ops[2] != NULL;
     if (ok && attn_mask) ok = (ops[3] = mask_operand(op, attn_mask, query->dtype)) != NULL;
     if (!ok) {
-        for (int i = 0; i < 4; i++) tg_release(ops[i]);
+        tg__k_release_all(ops, 4);
         return -1;
     }
     for (int d = 0; d < 4; d++) {
@@ -205,7 +206,7 @@ static void fill(tg_tensor *t, double v)
     int64_t n = tg__numel(t);
     char *p = tg__k_data(t);
     for (int64_t i = 0; i < n; i++)
-        tg__store_double(p + i * (int64_t)tg_dtype_size(t->dtype), t->dtype, v);
+        tg__pw_store_f64(p + i * (int64_t)tg_dtype_size(t->dtype), t->dtype, v);
 }
 
 tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key,
@@ -249,7 +250,7 @@ tg_output_logsumexp tg__cpu_scaled_dot_product_fused_attention(tg_tensor *query,
         tg_release(r.output);
         r.output = NULL;
     }
-    for (int i = 0; i < 4; i++) tg_release(ops[i]);
+    tg__k_release_all(ops, 4);
     return r;
 }
 
@@ -358,6 +359,6 @@ tg_grad_query_grad_key_grad_value tg__cpu_scaled_dot_product_fused_attention_bac
     tg_release(go);
     tg_release(o);
     tg_release(lse);
-    for (int i = 0; i < 4; i++) tg_release(ops[i]);
+    tg__k_release_all(ops, 4);
     return r;
 }

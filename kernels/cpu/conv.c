@@ -19,6 +19,7 @@
  * run in parallel (one column buffer of K x L per task, and OpenBLAS runs single-threaded
  * inside a parallel region); otherwise samples run one after another and BLAS decides. grad_weight sums the samples
  * in min(N, 8) fixed parts merged in order, so its value does not depend on the thread count. */
+#include "pointwise_convert.h"
 #include "tg_kutil.h"
 #include "conv_checks.h"
 
@@ -43,83 +44,77 @@ static void valid_range(int64_t off, int64_t s, int64_t iw, int64_t ow, int64_t 
     *hi = h;
 }
 
-/* The loops of im2col (COPY: col = image or 0) and col2im (ADD: image += col), per type.
- * im holds `channels` planes of iD x iH x iW; col is (channels * kD*kH*kW, oD*oH*oW). */
-#define CONV_COLUMNS(T, SFX)                                                                             \
-    static void im2col_##SFX(const T *im, T *col, const tg__conv_geom *g, int64_t channels)              \
-    {                                                                                                    \
-        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                              \
-        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];                           \
-        const int64_t L = oD * oH * oW;                                                                  \
-        T *dst = col;                                                                                    \
-        for (int64_t c = 0; c < channels; c++)                                                           \
-            for (int64_t kd = 0; kd < g->k[0]; kd++)                                                     \
-                for (int64_t kh = 0; kh < g->k[1]; kh++)                                                 \
-                    for (int64_t kw = 0; kw < g->k[2]; kw++, dst += L) {                                 \
-                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                                \
-                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                                \
-                        for (int64_t od = 0; od < oD; od++) {                                            \
-                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];                 \
-                            for (int64_t oh = 0; oh < oH; oh++) {                                        \
-                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];             \
-                                T *d = dst + (od * oH + oh) * oW;                                        \
-                                if (id < 0 || id >= iD || ih < 0 || ih >= iH) {                          \
-                                    memset(d, 0, sizeof(T) * (size_t)oW);                                \
-                                    continue;                                                            \
-                                }                                                                        \
-                                const T *s = im + ((c * iD + id) * iH + ih) * iW + off;                  \
-                                /* the edges are a padding's few zeros: plain loops, not memset calls */ \
-                                for (int64_t ow = 0; ow < lo; ow++) d[ow] = 0;                           \
-                                if (g->stride[2] == 1)                                                   \
-                                    memcpy(d + lo, s + lo, sizeof(T) * (size_t)(hi - lo));               \
-                                else                                                                     \
-                                    for (int64_t ow = lo; ow < hi; ow++)                                 \
-                                        d[ow] = s[ow * g->stride[2]];                                    \
-                                for (int64_t ow = hi; ow < oW; ow++) d[ow] = 0;                          \
-                            }                                                                            \
-                        }                                                                                \
-                    }                                                                                    \
-    }                                                                                                    \
-    static void col2im_##SFX(const T *col, T *im, const tg__conv_geom *g, int64_t channels)              \
-    {                                                                                                    \
-        const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];                              \
-        const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];                           \
-        const int64_t L = oD * oH * oW;                                                                  \
-        const T *src = col;                                                                              \
-        for (int64_t c = 0; c < channels; c++)                                                           \
-            for (int64_t kd = 0; kd < g->k[0]; kd++)                                                     \
-                for (int64_t kh = 0; kh < g->k[1]; kh++)                                                 \
-                    for (int64_t kw = 0; kw < g->k[2]; kw++, src += L) {                                 \
-                        int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;                                \
-                        valid_range(off, g->stride[2], iW, oW, &lo, &hi);                                \
-                        for (int64_t od = 0; od < oD; od++) {                                            \
-                            int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];                 \
-                            if (id < 0 || id >= iD) continue;                                            \
-                            for (int64_t oh = 0; oh < oH; oh++) {                                        \
-                                int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];             \
-                                if (ih < 0 || ih >= iH) continue;                                        \
-                                const T *s = src + (od * oH + oh) * oW;                                  \
-                                T *d = im + ((c * iD + id) * iH + ih) * iW + off;                        \
-                                for (int64_t ow = lo; ow < hi; ow++)                                     \
-                                    d[ow * g->stride[2]] += s[ow];                                       \
-                            }                                                                            \
-                        }                                                                                \
-                    }                                                                                    \
+/* One column row from its image row s (NULL: all padding): zeros outside [lo, hi). */
+TG_ALWAYS_INLINE void im2col_row(bool f32, char *d, const char *s, int64_t lo, int64_t hi,
+                                 int64_t ow, int64_t stride)
+{
+    const size_t es = f32 ? 4 : 8;
+    if (!s) {
+        memset(d, 0, es * (size_t)ow);
+        return;
     }
+    /* the edges are a padding's few zeros: plain loops, not memset calls */
+    for (int64_t i = 0; i < lo; i++) memset(d + (size_t)i * es, 0, es);
+    if (stride == 1) memcpy(d + (size_t)lo * es, s + (size_t)lo * es, es * (size_t)(hi - lo));
+    else
+        for (int64_t i = lo; i < hi; i++)
+            memcpy(d + (size_t)i * es, s + (size_t)(i * stride) * es, es);
+    for (int64_t i = hi; i < ow; i++) memset(d + (size_t)i * es, 0, es);
+}
 
-CONV_COLUMNS(float, f32)
-CONV_COLUMNS(double, f64)
+/* One column row s added into its image row d (NULL: padding, nothing to add). */
+TG_ALWAYS_INLINE void col2im_row(bool f32, const char *s, char *d, int64_t lo, int64_t hi,
+                                 int64_t stride)
+{
+    if (!d) return;
+    if (f32)
+        for (int64_t i = lo; i < hi; i++) ((float *)d)[i * stride] += ((const float *)s)[i];
+    else
+        for (int64_t i = lo; i < hi; i++) ((double *)d)[i * stride] += ((const double *)s)[i];
+}
+
+/* im2col (col = image or 0; add false) and col2im (image += col; add true), float32 or
+ * float64: im holds `channels` planes of iD x iH x iW; col is (channels * kD*kH*kW,
+ * oD*oH*oW). The column row of each tap (kd, kh, kw) is visited one output row (od, oh) at a
+ * time, with its image row (shifted by the tap's column offset), or NULL where that lies in
+ * the padding. */
+TG_ALWAYS_INLINE void columns(bool f32, bool add, char *im, char *col, const tg__conv_geom *g,
+                              int64_t channels)
+{
+    const int64_t iD = g->im_sp[0], iH = g->im_sp[1], iW = g->im_sp[2];
+    const int64_t oD = g->col_sp[0], oH = g->col_sp[1], oW = g->col_sp[2];
+    const int64_t es = f32 ? 4 : 8, L = oD * oH * oW;
+    for (int64_t c = 0; c < channels; c++)
+        for (int64_t kd = 0; kd < g->k[0]; kd++)
+            for (int64_t kh = 0; kh < g->k[1]; kh++)
+                for (int64_t kw = 0; kw < g->k[2]; kw++, col += L * es) {
+                    int64_t off = kw * g->dil[2] - g->pad[2], lo, hi;
+                    valid_range(off, g->stride[2], iW, oW, &lo, &hi);
+                    for (int64_t od = 0; od < oD; od++) {
+                        int64_t id = od * g->stride[0] - g->pad[0] + kd * g->dil[0];
+                        for (int64_t oh = 0; oh < oH; oh++) {
+                            int64_t ih = oh * g->stride[1] - g->pad[1] + kh * g->dil[1];
+                            bool pad = id < 0 || id >= iD || ih < 0 || ih >= iH;
+                            char *irow =
+                                pad ? NULL : im + (((c * iD + id) * iH + ih) * iW + off) * es;
+                            char *crow = col + (od * oH + oh) * oW * es;
+                            if (add) col2im_row(f32, crow, irow, lo, hi, g->stride[2]);
+                            else im2col_row(f32, crow, irow, lo, hi, oW, g->stride[2]);
+                        }
+                    }
+                }
+}
 
 static void im2col(tg_dtype dt, const void *im, void *col, const tg__conv_geom *g, int64_t ch)
 {
-    if (dt == TG_FLOAT32) im2col_f32(im, col, g, ch);
-    else im2col_f64(im, col, g, ch);
+    if (dt == TG_FLOAT32) columns(true, false, (char *)im, col, g, ch);
+    else columns(false, false, (char *)im, col, g, ch);
 }
 
 static void col2im(tg_dtype dt, const void *col, void *im, const tg__conv_geom *g, int64_t ch)
 {
-    if (dt == TG_FLOAT32) col2im_f32(col, im, g, ch);
-    else col2im_f64(col, im, g, ch);
+    if (dt == TG_FLOAT32) columns(true, true, im, (char *)col, g, ch);
+    else columns(false, true, im, (char *)col, g, ch);
 }
 
 /* Row-major C (m, n) = alpha A (m, k) B (k, n) + beta C, A or B transposed as stored. */
@@ -366,7 +361,7 @@ tg_tensor *tg__cpu_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *b
         j.out = tg__k_data(out);
         rc = run_samples(op, &j, to_im_task);
     }
-    for (int i = 0; i < 3; i++) tg_release(c[i]);
+    tg__k_release_all(c, 3);
     if (rc != 0) {
         tg_release(out);
         return NULL;
@@ -390,7 +385,7 @@ static void bias_grad(const tg_tensor *go, tg_tensor *gb, const tg__conv_geom *g
             else
                 for (int64_t i = 0; i < L; i++) s += ((const double *)d)[base + i];
         }
-        tg__store_double(tg__k_data(gb) + c * (int64_t)tg_dtype_size(gb->dtype), gb->dtype, s);
+        tg__pw_store_f64(tg__k_data(gb) + c * (int64_t)tg_dtype_size(gb->dtype), gb->dtype, s);
     }
 }
 
@@ -442,7 +437,7 @@ tg_tensors3 tg__cpu_convolution_backward(tg_tensor *grad_output, tg_tensor *inpu
         if (r.r2) bias_grad(go, r.r2, &g);
         else rc = -1;
     }
-    for (int i = 0; i < 3; i++) tg_release(c[i]);
+    tg__k_release_all(c, 3);
     if (rc != 0) {
         tg_release(r.r0);
         tg_release(r.r1);

@@ -15,6 +15,7 @@
 #include "tg_kutil.h"
 #include "pointwise_convert.h"
 #include "structure_checks.h"
+#include "reduce_view.h" /* tg__view3 */
 
 #include "kernels/cumprod.h"
 #include "kernels/cumsum.h"
@@ -142,37 +143,12 @@ static void cum_task(int64_t b, int64_t e, void *ctx)
     }
 }
 
-/* Strides of t as [outer, n, inner] around d when its outer dims and its inner dims each
- * collapse to one stride (false otherwise). */
-static bool view3(const tg_tensor *t, int64_t d, int64_t *so, int64_t *sd, int64_t *si)
-{
-    *sd = t->strides[d];
-    *si = 1;
-    *so = 1;
-    int64_t expect = -1;
-    for (int64_t k = t->ndim - 1; k > d; k--) {
-        if (t->sizes[k] == 1) continue;
-        if (expect < 0) *si = t->strides[k];
-        else if (t->strides[k] != expect) return false;
-        expect = t->strides[k] * t->sizes[k];
-    }
-    expect = -1;
-    for (int64_t k = d - 1; k >= 0; k--) {
-        if (t->sizes[k] == 1) continue;
-        if (expect < 0) *so = t->strides[k];
-        else if (t->strides[k] != expect) return false;
-        expect = t->strides[k] * t->sizes[k];
-    }
-    return true;
-}
-
 static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t dim,
                              tg_dtype dtype, tg_tensor *out)
 {
-    int64_t d = tg__wrap_dim(op, dim, self->ndim);
-    if (d < 0) return NULL;
+    int64_t d;
     tg_dtype rt;
-    if (tg__cum_result_dtype(op, self, dtype, out, &rt) != 0) return NULL;
+    if (tg__cum_check(op, self, dim, dtype, out, &d, &rt) != 0) return NULL;
     tg_tensor *res = tg__k_prepare_out(op, out, self->sizes, self->ndim, rt);
     if (!res) return NULL;
     int64_t numel = tg__numel(self);
@@ -187,8 +163,8 @@ static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t
     j.n = self->ndim ? self->sizes[d] : 1;
     j.inner = 1;
     for (int64_t k = d + 1; k < self->ndim; k++) j.inner *= self->sizes[k];
-    bool ok = self->ndim == 0 || (view3(self, d, &j.xs_outer, &j.xs_dim, &j.xs_inner) &&
-                                  view3(res, d, &j.ys_outer, &j.ys_dim, &j.ys_inner));
+    bool ok = self->ndim == 0 || (tg__view3(self, d, &j.xs_outer, &j.xs_dim, &j.xs_inner) &&
+                                  tg__view3(res, d, &j.ys_outer, &j.ys_dim, &j.ys_inner));
     if (self->ndim == 0) j.xs_dim = j.ys_dim = 1;
     if (!ok) {
         /* geometry that does not collapse: scan contiguous copies (then copy back) */
@@ -197,8 +173,8 @@ static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t
         src = tg__empty(op, self->sizes, self->ndim, self->dtype, TG_DEVICE_CPU);
         dst = tg__empty(op, self->sizes, self->ndim, rt, TG_DEVICE_CPU);
         if (!src || !dst || tg__copy_into(op, src, self) != 0) goto fail;
-        view3(src, d, &j.xs_outer, &j.xs_dim, &j.xs_inner);
-        view3(dst, d, &j.ys_outer, &j.ys_dim, &j.ys_inner);
+        tg__view3(src, d, &j.xs_outer, &j.xs_dim, &j.xs_inner);
+        tg__view3(dst, d, &j.ys_outer, &j.ys_dim, &j.ys_inner);
     }
     j.x = tg__k_data(src);
     j.y = tg__k_data(dst);

@@ -86,27 +86,35 @@ tg_tensor *tg__cpu_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padd
     return out;
 }
 
-/* out[idx[i], c0:c1] += g[i, c0:c1] * scale(i) for the indices of owner group p. */
-#define DEFINE_EMB_BWD(T, SUF)                                                                   \
-    static void emb_bwd_task_##SUF(T *out, const T *g, const int64_t *idx, int64_t n, int64_t D, \
-                                   int64_t c0, int64_t c1, int64_t groups, int64_t p,            \
-                                   int64_t padding_idx, const int64_t *counts)                   \
-    {                                                                                            \
-        for (int64_t i = 0; i < n; i++) {                                                        \
-            int64_t r = idx[i];                                                                  \
-            if (r == padding_idx || r % groups != p) continue;                                   \
-            T *o = out + r * D;                                                                  \
-            const T *gi = g + i * D;                                                             \
-            if (counts) {                                                                        \
-                T s = (T)1 / (T)counts[r];                                                       \
-                _Pragma("omp simd") for (int64_t j = c0; j < c1; j++) o[j] += gi[j] * s;         \
-            } else {                                                                             \
-                _Pragma("omp simd") for (int64_t j = c0; j < c1; j++) o[j] += gi[j];             \
-            }                                                                                    \
-        }                                                                                        \
+/* o[c0..c1) += g[c0..c1), times 1 / count when count is not 0, in float32 or float64. */
+static void emb_row_add(bool f32, char *o, const char *g, int64_t c0, int64_t c1, int64_t count)
+{
+    if (f32) {
+        float *of = (float *)o, s = count ? 1.0f / (float)count : 1.0f;
+        const float *gf = (const float *)g;
+#pragma omp simd
+        for (int64_t j = c0; j < c1; j++) of[j] += count ? gf[j] * s : gf[j];
+        return;
     }
-DEFINE_EMB_BWD(float, f)
-DEFINE_EMB_BWD(double, d)
+    double *od = (double *)o, s = count ? 1.0 / (double)count : 1.0;
+    const double *gd = (const double *)g;
+#pragma omp simd
+    for (int64_t j = c0; j < c1; j++) od[j] += count ? gd[j] * s : gd[j];
+}
+
+/* out[idx[i], c0:c1] += g[i, c0:c1] * scale(i) for the indices of owner group p (rows of D
+ * elements of es bytes). */
+static void emb_bwd_task(bool f32, char *out, const char *g, const int64_t *idx, int64_t n,
+                         int64_t D, int64_t c0, int64_t c1, int64_t groups, int64_t p,
+                         int64_t padding_idx, const int64_t *counts)
+{
+    const int64_t row = D * (f32 ? 4 : 8);
+    for (int64_t i = 0; i < n; i++) {
+        int64_t r = idx[i];
+        if (r == padding_idx || r % groups != p) continue;
+        emb_row_add(f32, out + r * row, g + i * row, c0, c1, counts ? counts[r] : 0);
+    }
+}
 
 tg_tensor *tg__cpu_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices,
                                             int64_t num_weights, int64_t padding_idx,
@@ -153,12 +161,7 @@ tg_tensor *tg__cpu_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *i
     for (int64_t t = 0; t < tasks; t++) {
         int64_t p = t / cblocks, cb = t % cblocks;
         int64_t c0 = cb * EMB_COLS, c1 = c0 + EMB_COLS < D ? c0 + EMB_COLS : D;
-        if (dt == TG_FLOAT32)
-            emb_bwd_task_f((float *)od, (const float *)gd, idx, n, D, c0, c1, groups, p,
-                           padding_idx, counts);
-        else
-            emb_bwd_task_d((double *)od, (const double *)gd, idx, n, D, c0, c1, groups, p,
-                           padding_idx, counts);
+        emb_bwd_task(dt == TG_FLOAT32, od, gd, idx, n, D, c0, c1, groups, p, padding_idx, counts);
     }
     tg_release(g);
     free(counts);

@@ -13,8 +13,8 @@
  * Special inputs go through the arithmetic with whatever bits they have and are replaced at
  * the end, as in the references.
  *
- * Every function processes the prefix of [0, n) that is a multiple of the lane count and
- * returns its length; the caller finishes the rest with the scalar reference. Included only by kernels/cpu/cap/unary_loops.c. */
+ * Included by the per-capability code only: the vector forms of the pointwise operators
+ * (kernels/cpu/vec/unary.h, vec/activation_lm.h). */
 #ifndef TG_EXP_F32_VEC_H
 #define TG_EXP_F32_VEC_H
 
@@ -147,22 +147,5 @@ static inline tg_vf tg__vf_tanh(tg_vf x)
 
 /* sigmoid(x) = 1 / (1 + exp(-x)), as tg__pw_sigmoid_f32 computes it. */
 static inline tg_vf tg__vf_sigmoid(tg_vf x) { return 1.0f / (1.0f + tg__vf_exp(-x)); }
-
-static inline int64_t tg__exp_f32_vec(float *out, const float *x, int64_t n)
-{
-    return tg__vf_map(tg__vf_exp, out, x, n);
-}
-static inline int64_t tg__sigmoid_f32_vec(float *out, const float *x, int64_t n)
-{
-    return tg__vf_map(tg__vf_sigmoid, out, x, n);
-}
-static inline int64_t tg__log_f32_vec(float *out, const float *x, int64_t n)
-{
-    return tg__vf_map(tg__vf_log, out, x, n);
-}
-static inline int64_t tg__tanh_f32_vec(float *out, const float *x, int64_t n)
-{
-    return tg__vf_map(tg__vf_tanh, out, x, n);
-}
 
 #endif

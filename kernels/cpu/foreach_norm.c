@@ -6,6 +6,7 @@
  * directly, anything else element by element through its strides. */
 #include <stdlib.h>
 
+#include "pointwise_convert.h"
 #include "foreach_norm_checks.h"
 #include "kernels/_foreach_norm.h"
 
@@ -38,7 +39,7 @@ static void norm_chunks(int64_t b, int64_t e, void *ctx)
         } else {
             for (int64_t i = lo; i < hi; i++) {
                 int64_t off = j->contig ? i : tg__k_offset(j->t, i);
-                acc = tg__norm_add(j->kind, j->p, acc, tg__load_double(j->x + off * es, dt));
+                acc = tg__norm_add(j->kind, j->p, acc, tg__pw_load_f64(j->x + off * es, dt));
             }
         }
         j->part[c] = acc;
@@ -57,7 +58,7 @@ static tg_tensor *norm_of(const char *op, const tg_tensor *t, tg_norm_kind kind,
     for (int64_t c = 0; c < nchunks; c++) acc = tg__norm_merge(kind, acc, part[c]);
     free(part);
     tg_tensor *r = tg__empty(op, NULL, 0, t->dtype, TG_DEVICE_CPU);
-    if (r) tg__store_double(tg__k_data(r), t->dtype, tg__norm_finish(kind, p, acc));
+    if (r) tg__pw_store_f64(tg__k_data(r), t->dtype, tg__norm_finish(kind, p, acc));
     return r;
 }
 

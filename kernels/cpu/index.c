@@ -12,6 +12,7 @@
  * of contiguous tensors (the embedding-like lookup) copies whole rows with memcpy. */
 #include "tg_kutil.h"
 #include "index_checks.h"
+#include "pointwise_convert.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -33,90 +34,116 @@ typedef struct idx_job {
     int64_t nchunks, kchunk; /* each line's inner dim in nchunks chunks of kchunk */
 } idx_job;
 
-/* The unit loop: for unit u, its line's offsets, then index positions t in order and the
- * chunk's inner positions kk; d points at self's element, s at other's. BODY uses d and s. */
-#define UNIT_LOOP(T, BODY)                                                                      \
-    do {                                                                                        \
-        const tg_index_plan *p = j->x->p;                                                       \
-        const int64_t isd = p->is[p->dim], ssd = p->ss[p->dim], osd = p->os[p->dim];            \
-        const int64_t isk = p->kd >= 0 ? p->is[p->kd] : 0, ssk = p->kd >= 0 ? p->ss[p->kd] : 0, \
-                      osk = p->kd >= 0 ? p->os[p->kd] : 0;                                      \
-        for (int64_t u = b; u < e; u++) {                                                       \
-            int64_t l = u / j->nchunks, c = u % j->nchunks;                                     \
-            int64_t k0 = c * j->kchunk, k1 = MIN(k0 + j->kchunk, p->k);                         \
-            int64_t io, so, oo;                                                                 \
-            tg__index_line(p, l, &io, &so, &oo);                                                \
-            T *S = (T *)j->x->self + so, *O = (T *)j->x->other + oo;                            \
-            for (int64_t t = 0; t < p->n; t++) {                                                \
-                const int64_t *I = j->x->idx + io + t * isd;                                    \
-                T *Ot = O + t * osd;                                                            \
-                if (isk == 0 && ssk == 1 && osk == 1) { /* one index per row: vectorizable */   \
-                    T *St = S + I[0] * ssd;                                                     \
-                    for (int64_t kk = k0; kk < k1; kk++) {                                      \
-                        T *d = St + kk, *s = Ot + kk;                                           \
-                        BODY;                                                                   \
-                    }                                                                           \
-                } else {                                                                        \
-                    for (int64_t kk = k0; kk < k1; kk++) {                                      \
-                        T *d = S + I[kk * isk] * ssd + kk * ssk, *s = Ot + kk * osk;            \
-                        BODY;                                                                   \
-                    }                                                                           \
-                }                                                                               \
-            }                                                                                   \
-        }                                                                                       \
-    } while (0)
+/* What a unit does to each pair of elements: d points at self's, s at other's. */
+typedef enum idx_op {
+    IDX_GATHER,    /* other = self[idx]: *s = *d */
+    IDX_SCATTER,   /* self[idx] = other: *d = *s */
+    IDX_SUM,       /* *d += *s */
+    IDX_SUM_ALPHA, /* *d += alpha * *s */
+    IDX_PROD,
+    IDX_AMAX, /* a NaN of src wins and a NaN of self stays (PyTorch's `isnan(src) ? src : max`) */
+    IDX_AMIN,
+} idx_op;
 
-/* Copies by element size: gather (other = self[idx]) and scatter (self[idx] = other). */
-#define DEFINE_COPY(T, SFX)                                    \
-    static void gather_##SFX(int64_t b, int64_t e, void *ctx)  \
-    {                                                          \
-        const idx_job *j = ctx;                                \
-        UNIT_LOOP(T, *s = *d);                                 \
-    }                                                          \
-    static void scatter_##SFX(int64_t b, int64_t e, void *ctx) \
-    {                                                          \
-        const idx_job *j = ctx;                                \
-        UNIT_LOOP(T, *d = *s);                                 \
+/* The reductions in the compute type of the element type (float32 in float, float64 in double,
+ * the integers in int64_t, wrapping like C's arithmetic in them once stored). */
+TG_ALWAYS_INLINE float reduce_f32(idx_op op, float d, float s, float a)
+{
+    return op == IDX_SUM         ? d + s
+           : op == IDX_SUM_ALPHA ? d + a * s
+           : op == IDX_PROD      ? d * s
+           : op == IDX_AMAX      ? (s != s || s > d ? s : d)
+                                 : (s != s || s < d ? s : d);
+}
+TG_ALWAYS_INLINE double reduce_f64(idx_op op, double d, double s, double a)
+{
+    return op == IDX_SUM         ? d + s
+           : op == IDX_SUM_ALPHA ? d + a * s
+           : op == IDX_PROD      ? d * s
+           : op == IDX_AMAX      ? (s != s || s > d ? s : d)
+                                 : (s != s || s < d ? s : d);
+}
+TG_ALWAYS_INLINE int64_t reduce_i64(idx_op op, int64_t d, int64_t s, int64_t a)
+{
+    uint64_t ud = (uint64_t)d, us = (uint64_t)s;
+    return op == IDX_SUM         ? (int64_t)(ud + us)
+           : op == IDX_SUM_ALPHA ? (int64_t)(ud + (uint64_t)a * us)
+           : op == IDX_PROD      ? (int64_t)(ud * us)
+           : op == IDX_AMAX      ? (s > d ? s : d)
+                                 : (s < d ? s : d);
+}
+
+/* One pair of elements of dtype dt (for the copies, any dtype of dt's size). */
+TG_ALWAYS_INLINE void idx_elem(idx_op op, tg_dtype dt, char *d, char *s, double alpha)
+{
+    const size_t es = tg_dtype_size(dt);
+    if (op == IDX_GATHER) memcpy(s, d, es);
+    else if (op == IDX_SCATTER) memcpy(d, s, es);
+    else if (dt == TG_FLOAT32)
+        *(float *)d = reduce_f32(op, *(float *)d, *(const float *)s, (float)alpha);
+    else if (dt == TG_FLOAT64)
+        *(double *)d = reduce_f64(op, *(double *)d, *(const double *)s, alpha);
+    else
+        tg__pw_store_i64(
+            d, dt, reduce_i64(op, tg__pw_load_i64(d, dt), tg__pw_load_i64(s, dt), (int64_t)alpha));
+}
+
+/* The units [b, e) of the job with a constant op and dtype: for unit u, its line's offsets,
+ * then index positions t in order and the chunk's inner positions kk. */
+TG_ALWAYS_INLINE void unit_loop(idx_op op, tg_dtype dt, const idx_job *j, int64_t b, int64_t e)
+{
+    const tg_index_plan *p = j->x->p;
+    const int64_t es = (int64_t)tg_dtype_size(dt);
+    const int64_t isd = p->is[p->dim], ssd = p->ss[p->dim] * es, osd = p->os[p->dim] * es;
+    const int64_t isk = p->kd >= 0 ? p->is[p->kd] : 0, ssk = p->kd >= 0 ? p->ss[p->kd] * es : 0,
+                  osk = p->kd >= 0 ? p->os[p->kd] * es : 0;
+    for (int64_t u = b; u < e; u++) {
+        int64_t l = u / j->nchunks, c = u % j->nchunks;
+        int64_t k0 = c * j->kchunk, k1 = MIN(k0 + j->kchunk, p->k);
+        int64_t io, so, oo;
+        tg__index_line(p, l, &io, &so, &oo);
+        char *S = j->x->self + so * es, *O = j->x->other + oo * es;
+        for (int64_t t = 0; t < p->n; t++) {
+            const int64_t *I = j->x->idx + io + t * isd;
+            char *Ot = O + t * osd;
+            if (isk == 0 && ssk == es && osk == es) { /* one index per row: vectorizable */
+                char *St = S + I[0] * ssd;
+                for (int64_t kk = k0; kk < k1; kk++)
+                    idx_elem(op, dt, St + kk * es, Ot + kk * es, j->x->alpha);
+            } else {
+                for (int64_t kk = k0; kk < k1; kk++)
+                    idx_elem(op, dt, S + I[kk * isk] * ssd + kk * ssk, Ot + kk * osk, j->x->alpha);
+            }
+        }
     }
-DEFINE_COPY(uint8_t, u8)
-DEFINE_COPY(uint16_t, u16)
-DEFINE_COPY(uint32_t, u32)
-DEFINE_COPY(uint64_t, u64)
+}
 
-/* The reductions of one element type. amax / amin let a NaN of src win and keep a NaN of self
- * (PyTorch's `isnan(src) ? src : max(self, src)`). */
-#define DEFINE_REDUCE(T, SFX)                                                                 \
-    static void sum_##SFX(int64_t b, int64_t e, void *ctx)                                    \
-    {                                                                                         \
-        const idx_job *j = ctx;                                                               \
-        const T a = (T)j->x->alpha;                                                           \
-        if (j->x->alpha == 1.0) UNIT_LOOP(T, *d += *s);                                       \
-        else UNIT_LOOP(T, *d += a * *s);                                                      \
-    }                                                                                         \
-    static void prod_##SFX(int64_t b, int64_t e, void *ctx)                                   \
-    {                                                                                         \
-        const idx_job *j = ctx;                                                               \
-        UNIT_LOOP(T, *d *= *s);                                                               \
-    }                                                                                         \
-    static void amax_##SFX(int64_t b, int64_t e, void *ctx)                                   \
-    {                                                                                         \
-        const idx_job *j = ctx;                                                               \
-        UNIT_LOOP(T, if (*s != *s || *s > *d) *d = *s);                                       \
-    }                                                                                         \
-    static void amin_##SFX(int64_t b, int64_t e, void *ctx)                                   \
-    {                                                                                         \
-        const idx_job *j = ctx;                                                               \
-        UNIT_LOOP(T, if (*s != *s || *s < *d) *d = *s);                                       \
-    }                                                                                         \
-    static void (*const reduce_##SFX[4])(int64_t, int64_t, void *) = { sum_##SFX, prod_##SFX, \
-                                                                       amax_##SFX, amin_##SFX };
-DEFINE_REDUCE(float, f32)
-DEFINE_REDUCE(double, f64)
-DEFINE_REDUCE(int64_t, i64)
-DEFINE_REDUCE(int32_t, i32)
-DEFINE_REDUCE(int16_t, i16)
-DEFINE_REDUCE(int8_t, i8)
-DEFINE_REDUCE(uint8_t, u8)
+/* unit_loop with the job's dtype as a constant. The copies go by element size. */
+TG_ALWAYS_INLINE void units(idx_op op, int64_t b, int64_t e, const idx_job *j)
+{
+    tg_dtype dt = j->x->dtype;
+    if (op == IDX_GATHER || op == IDX_SCATTER) {
+        size_t es = tg_dtype_size(dt);
+        dt = es == 1 ? TG_UINT8 : es == 2 ? TG_INT16 : es == 4 ? TG_INT32 : TG_INT64;
+    }
+    switch (dt) {
+    case TG_FLOAT32: unit_loop(op, TG_FLOAT32, j, b, e); break;
+    case TG_FLOAT64: unit_loop(op, TG_FLOAT64, j, b, e); break;
+    case TG_INT64: unit_loop(op, TG_INT64, j, b, e); break;
+    case TG_INT32: unit_loop(op, TG_INT32, j, b, e); break;
+    case TG_INT16: unit_loop(op, TG_INT16, j, b, e); break;
+    case TG_INT8: unit_loop(op, TG_INT8, j, b, e); break;
+    default: unit_loop(op, TG_UINT8, j, b, e); break;
+    }
+}
+
+static void gather_units(int64_t b, int64_t e, void *j) { units(IDX_GATHER, b, e, j); }
+static void scatter_units(int64_t b, int64_t e, void *j) { units(IDX_SCATTER, b, e, j); }
+static void sum_units(int64_t b, int64_t e, void *j) { units(IDX_SUM, b, e, j); }
+static void sum_alpha_units(int64_t b, int64_t e, void *j) { units(IDX_SUM_ALPHA, b, e, j); }
+static void prod_units(int64_t b, int64_t e, void *j) { units(IDX_PROD, b, e, j); }
+static void amax_units(int64_t b, int64_t e, void *j) { units(IDX_AMAX, b, e, j); }
+static void amin_units(int64_t b, int64_t e, void *j) { units(IDX_AMIN, b, e, j); }
 
 typedef void (*unit_fn)(int64_t b, int64_t e, void *ctx);
 
@@ -124,27 +151,21 @@ static unit_fn pick(const char *op, const tg_index_exec *x)
 {
     size_t es = tg_dtype_size(x->dtype);
     if (x->mode == TG_IDX_MODE_GATHER || x->red == TG_IDX_NONE) {
-        bool g = x->mode == TG_IDX_MODE_GATHER;
-        switch (es) {
-        case 1: return g ? gather_u8 : scatter_u8;
-        case 2: return g ? gather_u16 : scatter_u16;
-        case 4: return g ? gather_u32 : scatter_u32;
-        case 8: return g ? gather_u64 : scatter_u64;
-        default: break;
-        }
+        if (es == 1 || es == 2 || es == 4 || es == 8)
+            return x->mode == TG_IDX_MODE_GATHER ? gather_units : scatter_units;
     } else {
-        int r = x->red == TG_IDX_SUM    ? 0
-                : x->red == TG_IDX_PROD ? 1
-                : x->red == TG_IDX_AMAX ? 2
-                                        : 3;
         switch (x->dtype) {
-        case TG_FLOAT32: return reduce_f32[r];
-        case TG_FLOAT64: return reduce_f64[r];
-        case TG_INT64: return reduce_i64[r];
-        case TG_INT32: return reduce_i32[r];
-        case TG_INT16: return reduce_i16[r];
-        case TG_INT8: return reduce_i8[r];
-        case TG_UINT8: return reduce_u8[r];
+        case TG_FLOAT32:
+        case TG_FLOAT64:
+        case TG_INT64:
+        case TG_INT32:
+        case TG_INT16:
+        case TG_INT8:
+        case TG_UINT8:
+            return x->red == TG_IDX_SUM    ? (x->alpha == 1.0 ? sum_units : sum_alpha_units)
+                   : x->red == TG_IDX_PROD ? prod_units
+                   : x->red == TG_IDX_AMAX ? amax_units
+                                           : amin_units;
         default: break;
         }
     }
@@ -207,46 +228,41 @@ static int cpu_bounds(const char *op, const tg_tensor *idx, int64_t bound, int64
     return tg__index_bounds(op, tg__k_data(idx), TG_INT64, tg__numel(idx), bound, dim, select);
 }
 
-#define DEFINE_DIV(T, SFX, FLOOR)                                    \
-    static void div_##SFX(T *w, const T *c, int64_t n)               \
-    {                                                                \
-        for (int64_t i = 0; i < n; i++) {                            \
-            T q = c[i] == 0 ? (T)1 : c[i];                           \
-            if (FLOOR) {                                             \
-                T v = w[i] / q;                                      \
-                if ((w[i] % q != 0) && ((w[i] < 0) != (q < 0))) v--; \
-                w[i] = v;                                            \
-            } else {                                                 \
-                w[i] = w[i] / q;                                     \
-            }                                                        \
-        }                                                            \
+/* scatter_reduce's mean: w = w / count (a count of 0 divides by 1), floor division for the
+ * signed integers (PyTorch's div_trunc rounds them down there: `w.div_(count, "floor")`),
+ * truncating division for uint8, true division for floats. */
+TG_ALWAYS_INLINE void divide_by_counts(tg_dtype dt, char *w, const char *c, int64_t n)
+{
+    const size_t es = tg_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) {
+        char *wi = w + (size_t)i * es;
+        const char *ci = c + (size_t)i * es;
+        if (dt == TG_FLOAT32) *(float *)wi /= *(const float *)ci == 0 ? 1 : *(const float *)ci;
+        else if (dt == TG_FLOAT64)
+            *(double *)wi /= *(const double *)ci == 0 ? 1 : *(const double *)ci;
+        else {
+            int64_t x = tg__pw_load_i64(wi, dt), q = tg__pw_load_i64(ci, dt);
+            if (q == 0) q = 1;
+            int64_t v = x / q;
+            if (dt != TG_UINT8 && x % q != 0 && (x < 0) != (q < 0)) v--;
+            tg__pw_store_i64(wi, dt, v);
+        }
     }
-#define DEFINE_FDIV(T, SFX)                                                   \
-    static void div_##SFX(T *w, const T *c, int64_t n)                        \
-    {                                                                         \
-        for (int64_t i = 0; i < n; i++) w[i] = w[i] / (c[i] == 0 ? 1 : c[i]); \
-    }
-DEFINE_FDIV(float, f32)
-DEFINE_FDIV(double, f64)
-DEFINE_DIV(int64_t, i64, 1)
-DEFINE_DIV(int32_t, i32, 1)
-DEFINE_DIV(int16_t, i16, 1)
-DEFINE_DIV(int8_t, i8, 1)
-DEFINE_FDIV(uint8_t, u8)
+}
 
 static int cpu_divide(const char *op, tg_tensor *work, const tg_tensor *count)
 {
     int64_t n = tg__numel(work);
-    void *w = tg__k_data(work);
-    const void *c = tg__k_data(count);
+    char *w = tg__k_data(work);
+    const char *c = tg__k_data(count);
     switch (work->dtype) {
-    case TG_FLOAT32: div_f32(w, c, n); break;
-    case TG_FLOAT64: div_f64(w, c, n); break;
-    case TG_INT64: div_i64(w, c, n); break;
-    case TG_INT32: div_i32(w, c, n); break;
-    case TG_INT16: div_i16(w, c, n); break;
-    case TG_INT8: div_i8(w, c, n); break;
-    case TG_UINT8: div_u8(w, c, n); break;
+    case TG_FLOAT32: divide_by_counts(TG_FLOAT32, w, c, n); break;
+    case TG_FLOAT64: divide_by_counts(TG_FLOAT64, w, c, n); break;
+    case TG_INT64: divide_by_counts(TG_INT64, w, c, n); break;
+    case TG_INT32: divide_by_counts(TG_INT32, w, c, n); break;
+    case TG_INT16: divide_by_counts(TG_INT16, w, c, n); break;
+    case TG_INT8: divide_by_counts(TG_INT8, w, c, n); break;
+    case TG_UINT8: divide_by_counts(TG_UINT8, w, c, n); break;
     default:
         return tg__fail(op, "\"%s\" not implemented for '%s'", op,
                         tg__dtype_torch_name(work->dtype));

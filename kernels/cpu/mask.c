@@ -44,13 +44,8 @@ static void masked_fill_loop(char **data, const int64_t *strides, int64_t n, voi
 
 static tg_tensor *masked_fill_impl(tg_tensor *self, tg_tensor *mask, double value)
 {
-    const char *op = "masked_fill_";
-    tg_tensor *outputs[1] = { self };
-    tg_tensor *inputs[1] = { mask };
     tg_iter it;
-    int flags = TG_ITER_NO_BROADCAST_OUT | TG_ITER_NO_INPUT_CAST | TG_ITER_NO_OUTPUT_CAST |
-                TG_ITER_KEEP_OUTPUT_DTYPE;
-    if (tg__iter_build(&it, op, flags, outputs, 1, inputs, 1) != 0) return NULL;
+    if (tg__masked_fill_iter_build(&it, self, mask) != 0) return NULL;
     fill_ctx c;
     tg__masked_fill_value_bytes(c.value, self->dtype, value);
     c.esize = tg_dtype_size(self->dtype);

@@ -6,6 +6,7 @@
  * seed only, not on the thread count; then rows are sampled in parallel (tg__parallel_for). */
 #include <stdlib.h>
 
+#include "pointwise_convert.h"
 #include "kernels/multinomial.h"
 #include "multinomial_checks.h"
 
@@ -53,7 +54,7 @@ tg_tensor *tg__cpu_multinomial_out(tg_tensor *self, int64_t num_samples, bool re
         const char *x = tg__k_data(self);
         bool contig = tg__is_contiguous(self);
         for (int64_t e = 0; e < rows * n; e++)
-            w[e] = tg__load_double(x + (contig ? e : tg__k_offset(self, e)) * es, self->dtype);
+            w[e] = tg__pw_load_f64(x + (contig ? e : tg__k_offset(self, e)) * es, self->dtype);
         /* PyTorch checks every value before any sum */
         int bad = 0;
         for (int64_t r = 0; r < rows && bad != 1; r++) {

@@ -53,92 +53,85 @@ static tg_tensor *new_vec(const char *op, int64_t n, tg_dtype dt, const double *
     return t;
 }
 
-/* Shifted sums over n contiguous elements: s += sum(x - k), ss += sum((x - k)^2). */
-#define DEFINE_SHIFTED_SUMS(T, NAME)                                                \
-    static void NAME(const T *x, int64_t n, T k, double *s, double *ss)             \
-    {                                                                               \
-        for (int64_t b = 0; b < n; b += NORM_BLOCK) {                               \
-            int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;                    \
-            T a = 0, q = 0;                                                         \
-            _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b; i < e; i++) \
-            {                                                                       \
-                T d = x[i] - k;                                                     \
-                a += d;                                                             \
-                q += d * d;                                                         \
-            }                                                                       \
-            *s += a;                                                                \
-            *ss += q;                                                               \
-        }                                                                           \
-    }
-DEFINE_SHIFTED_SUMS(float, shifted_sums_f)
-DEFINE_SHIFTED_SUMS(double, shifted_sums_d)
+/* The per-segment loops below run in the element type T (float for float32, double for
+ * float64): each tests f32 once and runs a plain vectorisable loop of that type. */
 
-/* Backward sums over n contiguous elements: s += sum(dy), dot += sum(dy * (x - m)). */
-#define DEFINE_GRAD_SUMS(T, NAME)                                                     \
-    static void NAME(const T *dy, const T *x, int64_t n, T m, double *s, double *dot) \
-    {                                                                                 \
-        for (int64_t b = 0; b < n; b += NORM_BLOCK) {                                 \
-            int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;                      \
-            T a = 0, q = 0;                                                           \
-            _Pragma("omp simd reduction(+ : a, q)") for (int64_t i = b; i < e; i++)   \
-            {                                                                         \
-                a += dy[i];                                                           \
-                q += dy[i] * (x[i] - m);                                              \
-            }                                                                         \
-            *s += a;                                                                  \
-            *dot += q;                                                                \
-        }                                                                             \
-    }
-DEFINE_GRAD_SUMS(float, grad_sums_f)
-DEFINE_GRAD_SUMS(double, grad_sums_d)
-
-/* y = x * a + b over n contiguous elements. */
-#define DEFINE_AFFINE(T, NAME)                                                   \
-    static void NAME(T *y, const T *x, int64_t n, T a, T b)                      \
-    {                                                                            \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) y[i] = x[i] * a + b; \
-    }
-DEFINE_AFFINE(float, affine_f)
-DEFINE_AFFINE(double, affine_d)
-
-/* dx = dy * a + x * b + c over n contiguous elements. */
-#define DEFINE_AFFINE2(T, NAME)                                                               \
-    static void NAME(T *dx, const T *dy, const T *x, int64_t n, T a, T b, T c)                \
-    {                                                                                         \
-        _Pragma("omp simd") for (int64_t i = 0; i < n; i++) dx[i] = dy[i] * a + x[i] * b + c; \
-    }
-DEFINE_AFFINE2(float, affine2_f)
-DEFINE_AFFINE2(double, affine2_d)
-
+/* Shifted sums over n contiguous elements from x + off: s += sum(x - k), ss += sum((x - k)^2),
+ * each block of NORM_BLOCK in T, the blocks in double. */
 static void shifted_sums(const void *x, bool f32, int64_t off, int64_t n, double k, double *s,
                          double *ss)
 {
-    if (f32) shifted_sums_f((const float *)x + off, n, (float)k, s, ss);
-    else shifted_sums_d((const double *)x + off, n, k, s, ss);
+    for (int64_t b = 0; b < n; b += NORM_BLOCK) {
+        int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;
+        if (f32) {
+            const float *xf = (const float *)x + off, kf = (float)k;
+            float a = 0, q = 0;
+#pragma omp simd reduction(+ : a, q)
+            for (int64_t i = b; i < e; i++) a += xf[i] - kf, q += (xf[i] - kf) * (xf[i] - kf);
+            *s += a, *ss += q;
+            continue;
+        }
+        const double *xd = (const double *)x + off;
+        double a = 0, q = 0;
+#pragma omp simd reduction(+ : a, q)
+        for (int64_t i = b; i < e; i++) a += xd[i] - k, q += (xd[i] - k) * (xd[i] - k);
+        *s += a, *ss += q;
+    }
 }
 
+/* Backward sums over n contiguous elements from off: s += sum(dy), dot += sum(dy * (x - m)). */
 static void grad_sums(const void *dy, const void *x, bool f32, int64_t off, int64_t n, double m,
                       double *s, double *dot)
 {
-    if (f32) grad_sums_f((const float *)dy + off, (const float *)x + off, n, (float)m, s, dot);
-    else grad_sums_d((const double *)dy + off, (const double *)x + off, n, m, s, dot);
+    for (int64_t b = 0; b < n; b += NORM_BLOCK) {
+        int64_t e = b + NORM_BLOCK < n ? b + NORM_BLOCK : n;
+        if (f32) {
+            const float *g = (const float *)dy + off, *xf = (const float *)x + off, mf = (float)m;
+            float a = 0, q = 0;
+#pragma omp simd reduction(+ : a, q)
+            for (int64_t i = b; i < e; i++) a += g[i], q += g[i] * (xf[i] - mf);
+            *s += a, *dot += q;
+            continue;
+        }
+        const double *g = (const double *)dy + off, *xd = (const double *)x + off;
+        double a = 0, q = 0;
+#pragma omp simd reduction(+ : a, q)
+        for (int64_t i = b; i < e; i++) a += g[i], q += g[i] * (xd[i] - m);
+        *s += a, *dot += q;
+    }
 }
 
+/* y = x * a + b over n contiguous elements from off. */
 static void affine(void *y, const void *x, bool f32, int64_t off, int64_t n, double a, double b)
 {
-    if (f32) affine_f((float *)y + off, (const float *)x + off, n, (float)a, (float)b);
-    else affine_d((double *)y + off, (const double *)x + off, n, a, b);
+    if (f32) {
+        float *yf = (float *)y + off, af = (float)a, bf = (float)b;
+        const float *xf = (const float *)x + off;
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) yf[i] = xf[i] * af + bf;
+        return;
+    }
+    double *yd = (double *)y + off;
+    const double *xd = (const double *)x + off;
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) yd[i] = xd[i] * a + b;
 }
 
+/* dx = dy * a + x * b + c over n contiguous elements from off. */
 static void affine2(void *dx, const void *dy, const void *x, bool f32, int64_t off, int64_t n,
                     double a, double b, double c)
 {
-    if (f32)
-        affine2_f((float *)dx + off, (const float *)dy + off, (const float *)x + off, n, (float)a,
-                  (float)b, (float)c);
-    else
-        affine2_d((double *)dx + off, (const double *)dy + off, (const double *)x + off, n, a, b,
-                  c);
+    if (f32) {
+        float *df = (float *)dx + off, af = (float)a, bf = (float)b, cf = (float)c;
+        const float *g = (const float *)dy + off, *xf = (const float *)x + off;
+#pragma omp simd
+        for (int64_t i = 0; i < n; i++) df[i] = g[i] * af + xf[i] * bf + cf;
+        return;
+    }
+    double *dd = (double *)dx + off;
+    const double *g = (const double *)dy + off, *xd = (const double *)x + off;
+#pragma omp simd
+    for (int64_t i = 0; i < n; i++) dd[i] = g[i] * a + xd[i] * b + c;
 }
 
 static double first_elem(const void *x, bool f32, int64_t off)
@@ -151,6 +144,16 @@ static int64_t prod_from(const tg_tensor *t, int64_t d)
     int64_t p = 1;
     for (int64_t i = d; i < t->ndim; i++) p *= t->sizes[i];
     return p;
+}
+
+/* The end of a norm backward: dx, and the weight and bias gradients (as want[1] and want[2]
+ * ask) from their double sums dw and db over c channels; all released on failure. */
+static tg_tensors3 bwd_results(const char *op, const bool *want, tg_tensor *dx, int64_t c,
+                               tg_dtype dt, const double *dw, const double *db)
+{
+    tg_tensor *gw = want[1] ? new_vec(op, c, dt, dw) : NULL;
+    tg_tensor *gb = want[2] && (!want[1] || gw) ? new_vec(op, c, dt, db) : NULL;
+    return tg__k_results3((!want[1] || gw) && (!want[2] || gb), dx, gw, gb);
 }
 
 /* ---- native_batch_norm ---- */
@@ -245,7 +248,7 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
                                       save_mean, save_invstd, train) != 0)
         return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     bool f32 = dt == TG_FLOAT32;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = prod_from(input, 2);
@@ -299,19 +302,10 @@ tg_tensors3 tg__cpu_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *i
         }
     }
     for (int64_t ch = 0; ch < c; ch++) dot[ch] *= invstd[ch];
-    res.r0 = dx;
-    bool ok = true;
-    if (want[1]) ok = (res.r1 = new_vec(op, c, dt, dot)) != NULL;
-    if (ok && want[2]) ok = (res.r2 = new_vec(op, c, dt, sum)) != NULL;
+    res = bwd_results(op, want, dx, c, dt, dot, sum);
     free(buf);
-    tg_release(x);
-    tg_release(dy);
-    if (!ok) {
-        tg_release(res.r0);
-        tg_release(res.r1);
-        tg_release(res.r2);
-        res.r0 = res.r1 = res.r2 = NULL;
-    }
+    tg_tensor *tmp[2] = { x, dy };
+    tg__k_release_all(tmp, 2);
     return res;
 }
 
@@ -382,7 +376,7 @@ tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *i
         0)
         return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     bool f32 = dt == TG_FLOAT32;
     int64_t d = C / group, gsize = d * HxW, ng = N * group, nc = N * C;
@@ -437,19 +431,10 @@ tg_tensors3 tg__cpu_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *i
         dw[ch] = a;
         db[ch] = b;
     }
-    res.r0 = dx;
-    bool ok = true;
-    if (want[1]) ok = (res.r1 = new_vec(op, C, dt, dw)) != NULL;
-    if (ok && want[2]) ok = (res.r2 = new_vec(op, C, dt, db)) != NULL;
+    res = bwd_results(op, want, dx, C, dt, dw, db);
     free(buf);
-    tg_release(x);
-    tg_release(dy);
-    if (!ok) {
-        tg_release(res.r0);
-        tg_release(res.r1);
-        tg_release(res.r2);
-        res.r0 = res.r1 = res.r2 = NULL;
-    }
+    tg_tensor *tmp[2] = { x, dy };
+    tg__k_release_all(tmp, 2);
     return res;
 }
 

@@ -1,4 +1,4 @@
-/* The float32 row of softmax / log_softmax (nn.c) and the exponentials of fused attention
+/* The float32 row of softmax / log_softmax (softmax.c) and the exponentials of fused attention
  * (attention.c), built once per CPU capability
  * (cap/softmax_rows.c, cpu_cap.h). */
 #ifndef TG_SOFTMAX_ROWS_H

@@ -8,10 +8,10 @@
  * contiguous (outer x k x inner); a non-contiguous out= tensor receives a copy. */
 #include <stdlib.h>
 
+#include "pointwise_convert.h"
 #include "kernels/sort.h"
 #include "kernels/sort_backward.h"
 #include "kernels/topk.h"
-#include "ops/copy.h"
 #include "sort_checks.h"
 
 typedef struct sort_job {
@@ -37,8 +37,8 @@ static inline uint64_t key_at(const char *p, tg_dtype dt, bool desc)
     case TG_INT64: return tg__sort_key_i64(*(const int64_t *)p, desc);
     case TG_INT32: return tg__sort_key_i64(*(const int32_t *)p, desc);
     default:
-        return tg_dtype_is_floating(dt) ? tg__sort_key_f64(tg__load_double(p, dt), desc)
-                                        : tg__sort_key_i64(tg__load_int64(p, dt), desc);
+        return tg_dtype_is_floating(dt) ? tg__sort_key_f64(tg__pw_load_f64(p, dt), desc)
+                                        : tg__sort_key_i64(tg__pw_load_i64(p, dt), desc);
     }
 }
 
@@ -117,28 +117,7 @@ static tg_values_indices sort_common(const char *op, tg_tensor *self, const tg_s
         tg__parallel_for(rows, grain > 0 ? grain : 1, sort_rows, &j);
         if (j.failed) rc = tg__fail(op, "out of memory");
     }
-    if (rc == 0 && vw != v) {
-        tg_tensor *c = tg_copy_(v, vw);
-        rc = c ? 0 : -1;
-        tg_release(c);
-    }
-    if (rc == 0 && iw != ix) {
-        tg_tensor *c = tg_copy_(ix, iw);
-        rc = c ? 0 : -1;
-        tg_release(c);
-    }
-    tg_release(vw);
-    tg_release(iw);
-    if (rc != 0) {
-        tg_release(v);
-        tg_release(ix);
-        return r;
-    }
-    if (values) tg__bump_version(v);
-    if (indices) tg__bump_version(ix);
-    r.values = v;
-    r.indices = ix;
-    return r;
+    return tg__sort_finish(op, rc, v, vw, ix, iw, values != NULL, indices != NULL);
 }
 
 /* self any shape and dtype; stable or not, the sort is stable (sort_checks.h). */

@@ -10,7 +10,7 @@
 #include "core/core.h"
 #include "pointwise_loops.h"
 #include "pointwise_checks.h"
-#include "pointwise_scalar.h"
+#include "ufunc/clamp.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/clamp.h"
 #include "kernels/where.h"

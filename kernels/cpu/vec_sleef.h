@@ -38,33 +38,51 @@ typedef __m128d tg__vd_native;
 #define TG__SLEEF_F64(fn) Sleef_##fn##d2_u10sse2
 #endif
 
-/* tg__vf_<fn>(v), tg__vd_<fn>(v): SLEEF's float32 / float64 fn on every lane. */
-#define TG__VF_SLEEF(fn) \
-    static inline tg_vf tg__vf_##fn(tg_vf v) { return (tg_vf)TG__SLEEF_F32(fn)((tg__vf_native)v); }
-#define TG__VD_SLEEF(fn) \
-    static inline tg_vd tg__vd_##fn(tg_vd v) { return (tg_vd)TG__SLEEF_F64(fn)((tg__vd_native)v); }
 #else
-#define TG__VF_SLEEF(fn)                                          \
-    static inline tg_vf tg__vf_##fn(tg_vf v)                      \
-    {                                                             \
-        for (int i = 0; i < TG_VF_LANES; i++) v[i] = fn##f(v[i]); \
-        return v;                                                 \
-    }
-#define TG__VD_SLEEF(fn)                                           \
-    static inline tg_vd tg__vd_##fn(tg_vd v)                       \
-    {                                                              \
-        for (int i = 0; i < TG_VF_LANES / 2; i++) v[i] = fn(v[i]); \
-        return v;                                                  \
-    }
+typedef tg_vf tg__vf_native;
+typedef tg_vd tg__vd_native;
+#define TG__SLEEF_F32(fn) 0 /* no SLEEF: tg__vf_apply takes libm's function */
+#define TG__SLEEF_F64(fn) 0
 #endif
 
-TG__VF_SLEEF(sin)
-TG__VF_SLEEF(cos)
-TG__VD_SLEEF(sin)
-TG__VD_SLEEF(cos)
-TG__VD_SLEEF(exp)
-TG__VD_SLEEF(log)
-TG__VD_SLEEF(tanh)
+/* SLEEF's float32 / float64 function f on every lane; off x86, libm's function on each lane.
+ * Always inlined, so f is a direct call. */
+typedef tg__vf_native (*tg__vf_native_fn)(tg__vf_native);
+typedef tg__vd_native (*tg__vd_native_fn)(tg__vd_native);
+
+static inline __attribute__((always_inline)) tg_vf tg__vf_apply(tg__vf_native_fn f,
+                                                                float (*scalar)(float), tg_vf v)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    (void)scalar;
+    return (tg_vf)f((tg__vf_native)v);
+#else
+    (void)f;
+    for (int i = 0; i < TG_VF_LANES; i++) v[i] = scalar(v[i]);
+    return v;
+#endif
+}
+
+static inline __attribute__((always_inline)) tg_vd tg__vd_apply(tg__vd_native_fn f,
+                                                                double (*scalar)(double), tg_vd v)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    (void)scalar;
+    return (tg_vd)f((tg__vd_native)v);
+#else
+    (void)f;
+    for (int i = 0; i < TG_VF_LANES / 2; i++) v[i] = scalar(v[i]);
+    return v;
+#endif
+}
+
+static inline tg_vf tg__vf_sin(tg_vf v) { return tg__vf_apply(TG__SLEEF_F32(sin), sinf, v); }
+static inline tg_vf tg__vf_cos(tg_vf v) { return tg__vf_apply(TG__SLEEF_F32(cos), cosf, v); }
+static inline tg_vd tg__vd_sin(tg_vd v) { return tg__vd_apply(TG__SLEEF_F64(sin), sin, v); }
+static inline tg_vd tg__vd_cos(tg_vd v) { return tg__vd_apply(TG__SLEEF_F64(cos), cos, v); }
+static inline tg_vd tg__vd_exp(tg_vd v) { return tg__vd_apply(TG__SLEEF_F64(exp), exp, v); }
+static inline tg_vd tg__vd_log(tg_vd v) { return tg__vd_apply(TG__SLEEF_F64(log), log, v); }
+static inline tg_vd tg__vd_tanh(tg_vd v) { return tg__vd_apply(TG__SLEEF_F64(tanh), tanh, v); }
 
 /* e^x. SLEEF's expd returns +inf from 709.78271114955743 on, a hair below where e^x overflows
  * (709.782712893384); those lanes take libm's exp. */

@@ -17,18 +17,13 @@
 
 #define THREADS 256
 
-#define GRID_LOOP(i, n)                                                       \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)blockDim.x * gridDim.x)
-
 /* out[(a * P + p) * B + b] = self[aoff[a] + poff[p] + boff[b]] */
 template <class T>
 __global__ void adv_gather_kernel(const int64_t *off, int64_t A, int64_t P, int64_t B,
                                   const T *self, T *out)
 {
     const int64_t *aoff = off, *poff = off + A, *boff = off + A + P;
-    GRID_LOOP(i, A * P * B)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < (A * P * B); i += tg__cuda_thread_count()) {
         int64_t b = i % B, p = (i / B) % P, a = i / (B * P);
         out[i] = self[aoff[a] + poff[p] + boff[b]];
     }
@@ -40,8 +35,7 @@ __global__ void adv_put_kernel(const int64_t *off, int64_t A, int64_t P, int64_t
                                const T *v)
 {
     const int64_t *aoff = off, *poff = off + A, *boff = off + A + P;
-    GRID_LOOP(u, A * B)
-    {
+    for (int64_t u = tg__cuda_thread_index(); u < (A * B); u += tg__cuda_thread_count()) {
         int64_t b = u % B, a = u / B;
         T *base = self + aoff[a] + boff[b];
         for (int64_t p = 0; p < P; p++) {

@@ -393,7 +393,7 @@ extern "C" tg_tensor *tg__cuda_convolution(tg_tensor *input, tg_tensor *weight, 
                         : pass_to_col(&cx, tg__k_data(c[0]), tg__k_data(c[1]), b, tg__k_data(out));
     }
     if (out) ctx_free(&cx);
-    for (int i = 0; i < 3; i++) tg_release(c[i]);
+    tg__k_release_all(c, 3);
     if (rc != 0) {
         tg_release(out);
         return NULL;
@@ -447,7 +447,7 @@ extern "C" tg_tensors3 tg__cuda_convolution_backward(tg_tensor *grad_output, tg_
             });
     }
     ctx_free(&cx);
-    for (int i = 0; i < 3; i++) tg_release(c[i]);
+    tg__k_release_all(c, 3);
     if (rc != 0) {
         tg_release(r.r0);
         tg_release(r.r1);

@@ -1,6 +1,6 @@
 /* CUDA copy_: self[...] = src on one device, broadcasting src to self's shape and converting
  * any dtype to any dtype, with any strides on either side (kernels/cpu/copy.c's semantics:
- * PyTorch's static_cast chain, see tg__cuda_convert).
+ * PyTorch's static_cast chain, see tg__pw_convert).
  *
  *   self (written in place, keeps its shape and dtype), src (broadcastable to self)
  *
@@ -51,7 +51,7 @@ __global__ void tg__cuda_copy_kernel(tg_cuda_copy_args a, tg_cuda_offsets<2> oc)
         char *d = a.dst + off[0];
         if (a.src_host) tg__cuda_move_elem(d, (const char *)a.hv, size);
         else if (a.dt == a.st) tg__cuda_move_elem(d, a.src + off[1], size);
-        else tg__cuda_convert(d, a.dt, a.src + off[1], a.st);
+        else tg__pw_convert(d, a.dt, a.src + off[1], a.st);
     }
 }
 

@@ -71,10 +71,9 @@ __global__ void cum_kernel(const char *x, cum_slices xs, tg_dtype st, char *y, c
 static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t dim,
                              tg_dtype dtype, tg_tensor *out)
 {
-    int64_t d = tg__wrap_dim(op, dim, self->ndim);
-    if (d < 0) return NULL;
+    int64_t d;
     tg_dtype rt;
-    if (tg__cum_result_dtype(op, self, dtype, out, &rt) != 0) return NULL;
+    if (tg__cum_check(op, self, dim, dtype, out, &d, &rt) != 0) return NULL;
     if (tg__cuda_same_device(op, self, out)) return NULL;
     int rc;
     cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);

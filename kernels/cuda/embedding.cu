@@ -164,11 +164,7 @@ extern "C" tg_tensor *tg__cuda_embedding(tg_tensor *weight, tg_tensor *indices, 
     tg_release(w);
     tg_release(idx);
     tg_release(flag);
-    if (!ok) {
-        tg_release(out);
-        return NULL;
-    }
-    return out;
+    return tg__k_result(ok, out);
 }
 
 template <class T, class I>
@@ -232,9 +228,5 @@ extern "C" tg_tensor *tg__cuda_embedding_dense_backward(tg_tensor *grad_output, 
     tg_release(idx);
     tg_release(flag);
     tg_release(cnt);
-    if (!ok) {
-        tg_release(out);
-        return NULL;
-    }
-    return out;
+    return tg__k_result(ok, out);
 }

@@ -25,10 +25,6 @@
 
 #define THREADS 256
 
-#define GRID_LOOP(i, n)                                                       \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)blockDim.x * gridDim.x)
-
 /* other[p] = self[p with dim replaced by idx[p]], one thread per element. */
 template <class T>
 __global__ void gather_kernel(tg_index_plan p, const int64_t *idx, const T *self, T *other,
@@ -36,8 +32,7 @@ __global__ void gather_kernel(tg_index_plan p, const int64_t *idx, const T *self
 {
     const int64_t isk = p.kd >= 0 ? p.is[p.kd] : 0, ssk = p.kd >= 0 ? p.ss[p.kd] : 0,
                   osk = p.kd >= 0 ? p.os[p.kd] : 0;
-    GRID_LOOP(u, total)
-    {
+    for (int64_t u = tg__cuda_thread_index(); u < total; u += tg__cuda_thread_count()) {
         int64_t kk = u % p.k, t = (u / p.k) % p.n, l = u / (p.k * p.n);
         int64_t io, so, oo;
         tg__index_line(&p, l, &io, &so, &oo);
@@ -55,8 +50,7 @@ __global__ void scatter_kernel(tg_index_plan p, const int64_t *idx, T *self, con
 {
     const int64_t isk = p.kd >= 0 ? p.is[p.kd] : 0, ssk = p.kd >= 0 ? p.ss[p.kd] : 0,
                   osk = p.kd >= 0 ? p.os[p.kd] : 0;
-    GRID_LOOP(u, units)
-    {
+    for (int64_t u = tg__cuda_thread_index(); u < units; u += tg__cuda_thread_count()) {
         int64_t kk = u % p.k, l = u / p.k;
         int64_t io, so, oo;
         tg__index_line(&p, l, &io, &so, &oo);
@@ -79,16 +73,14 @@ __global__ void scatter_kernel(tg_index_plan p, const int64_t *idx, T *self, con
 /* w /= c (c == 0 read as 1): true division for floats and unsigned, floor for signed ints */
 template <class T, bool FLOOR> __global__ void divide_kernel(T *w, const T *c, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         T q = c[i] == 0 ? (T)1 : c[i];
         w[i] = w[i] / q;
     }
 }
 template <class T> __global__ void floor_divide_kernel(T *w, const T *c, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         T q = c[i] == 0 ? (T)1 : c[i];
         T v = w[i] / q;
         if ((w[i] % q != 0) && ((w[i] < 0) != (q < 0))) v = v - 1;

@@ -213,16 +213,7 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm(tg_tensor *input, tg_int_list 
     tg_release(x);
     tg_release(w);
     tg_release(b);
-    if (!ok) {
-        tg_release(y);
-        tg_release(mt);
-        tg_release(rt);
-        return res;
-    }
-    res.r0 = y;
-    res.r1 = mt;
-    res.r2 = rt;
-    return res;
+    return tg__k_results3(ok, y, mt, rt);
 }
 
 extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input,
@@ -238,13 +229,10 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, 
                                       bias, &M, &N) != 0)
         return res;
     const tg_tensor *others[5] = { grad_out, mean, rstd, weight, bias };
-    for (int i = 0; i < 5; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 5, &st) != 0) return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     bool ok = true;
@@ -290,22 +278,9 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, 
     } else if (ok) {
         /* no rows (zero gradients for weight and bias) or empty rows (nothing to compute) */
         tg_tensor *outs[3] = { dx, gw, gb };
-        for (int i = 0; i < 3 && ok; i++)
-            if (outs[i] && tg__numel(outs[i]))
-                ok = tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(outs[i]), 0,
-                                                     (size_t)tg__numel(outs[i]) * tg_dtype_size(dt),
-                                                     st)) == 0;
+        ok = tg__cuda_zero_all(op, outs, 3, st) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(dx);
-        tg_release(gw);
-        tg_release(gb);
-        return res;
-    }
-    res.r0 = dx;
-    res.r1 = gw;
-    res.r2 = gb;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, dx, gw, gb);
 }

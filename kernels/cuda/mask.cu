@@ -37,13 +37,8 @@ __global__ void tg__cuda_masked_fill_kernel(fill_args a, tg_cuda_offsets<2> oc)
 
 static tg_tensor *masked_fill_impl(tg_tensor *self, tg_tensor *mask, double value)
 {
-    const char *op = "masked_fill_";
-    tg_tensor *outputs[1] = { self };
-    tg_tensor *inputs[1] = { mask };
     tg_iter it;
-    int flags = TG_ITER_NO_BROADCAST_OUT | TG_ITER_NO_INPUT_CAST | TG_ITER_NO_OUTPUT_CAST |
-                TG_ITER_KEEP_OUTPUT_DTYPE;
-    if (tg__iter_build(&it, op, flags, outputs, 1, inputs, 1) != 0) return NULL;
+    if (tg__masked_fill_iter_build(&it, self, mask) != 0) return NULL;
     if (tg__cuda_check_outputs(&it) != 0) {
         tg__iter_abort(&it);
         return NULL;
@@ -65,7 +60,7 @@ static tg_tensor *masked_fill_impl(tg_tensor *self, tg_tensor *mask, double valu
         int device = tg__cuda_iter_device(&it);
         tg__cuda_masked_fill_kernel<<<tg__cuda_blocks(a.n, TG_CUDA_THREADS), TG_CUDA_THREADS, 0,
                                       tg__cuda_stream(device)>>>(a, oc);
-        rc = tg__cuda_launch_ok(op);
+        rc = tg__cuda_launch_ok("masked_fill_");
     }
     if (rc != 0) {
         tg__iter_abort(&it);

@@ -192,11 +192,8 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
     if (tg__batch_norm_check(op, input, weight, bias, running_mean, running_var, training) != 0)
         return res;
     const tg_tensor *others[4] = { weight, bias, running_mean, running_var };
-    for (int i = 0; i < 4; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = 1;
@@ -244,17 +241,8 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
     if (ok && training && rv && rv != running_var)
         ok = tg__cuda_copy_broadcast(op, running_var, rv) == 0;
     tg_tensor *tmp[6] = { x, w, b, rm, rv, coef };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(y);
-        tg_release(sm);
-        tg_release(si);
-        return res;
-    }
-    res.r0 = y;
-    res.r1 = sm;
-    res.r2 = si;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, y, sm, si);
 }
 
 extern "C" tg_tensors3
@@ -270,13 +258,10 @@ tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_te
         return res;
     tg_tensor *mp = train ? save_mean : running_mean, *vp = train ? save_invstd : running_var;
     const tg_tensor *others[4] = { grad_out, weight, mp, vp };
-    for (int i = 0; i < 4; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = 1;
@@ -310,17 +295,8 @@ tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_te
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, w, m, v, coef };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(dx);
-        tg_release(gw);
-        tg_release(gb);
-        return res;
-    }
-    res.r0 = dx;
-    res.r1 = gw;
-    res.r2 = gb;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, dx, gw, gb);
 }
 
 /* ------------------------------------------------------------------ group norm */
@@ -466,16 +442,7 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm(tg_tensor *input, tg_tensor *w
     tg_release(x);
     tg_release(w);
     tg_release(b);
-    if (!ok) {
-        tg_release(y);
-        tg_release(mt);
-        tg_release(rt);
-        return res;
-    }
-    res.r0 = y;
-    res.r1 = mt;
-    res.r2 = rt;
-    return res;
+    return tg__k_results3(ok, y, mt, rt);
 }
 
 extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input,
@@ -490,13 +457,10 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
         0)
         return res;
     const tg_tensor *others[4] = { grad_out, mean, rstd, weight };
-    for (int i = 0; i < 4; i++)
-        if (tg__cuda_same_device(op, input, others[i])) return res;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
     bool want[3];
-    for (int i = 0; i < 3; i++) want[i] = i < output_mask.len ? output_mask.data[i] : false;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     bool ok = true;
@@ -536,24 +500,11 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
     } else if (ok) {
         /* no elements: zero gradients */
         tg_tensor *outs[3] = { dx, gw, gb };
-        for (int i = 0; i < 3 && ok; i++)
-            if (outs[i] && tg__numel(outs[i]))
-                ok = tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(outs[i]), 0,
-                                                     (size_t)tg__numel(outs[i]) * tg_dtype_size(dt),
-                                                     st)) == 0;
+        ok = tg__cuda_zero_all(op, outs, 3, st) == 0;
     }
     tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
-    for (int i = 0; i < 6; i++) tg_release(tmp[i]);
-    if (!ok) {
-        tg_release(dx);
-        tg_release(gw);
-        tg_release(gb);
-        return res;
-    }
-    res.r0 = dx;
-    res.r1 = gw;
-    res.r2 = gb;
-    return res;
+    tg__k_release_all(tmp, 6);
+    return tg__k_results3(ok, dx, gw, gb);
 }
 
 /* ------------------------------------------------------------------ upsampling */
@@ -700,11 +651,7 @@ static tg_tensor *ups_fwd(const char *op, const char *kname, tg_tensor *self,
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_release(x);
-    if (!ok) {
-        tg_release(y);
-        return NULL;
-    }
-    return y;
+    return tg__k_result(ok, y);
 }
 
 static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_output,
@@ -740,11 +687,7 @@ static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_out
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_release(go);
-    if (!ok) {
-        tg_release(gi);
-        return NULL;
-    }
-    return gi;
+    return tg__k_result(ok, gi);
 }
 
 extern "C" tg_tensor *tg__cuda_upsample_nearest2d(tg_tensor *self, tg_int_list output_size,

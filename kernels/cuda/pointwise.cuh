@@ -1,7 +1,7 @@
-/* The generic elementwise launcher of the CUDA pointwise kernels (binary.cu, unary.cu,
- * compare.cu, ternary.cu, pointwise.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
+/* The generic elementwise launcher of the CUDA pointwise kernels (the generated ones through
+ * ufunc.cuh, ternary.cu, threshold.cu): out = f(in_0, ..., in_{N-1}) over a built tg_iter
  * (one output, N = 1..3 inputs), with the functor f holding the scalar function of
- * kernels/common/pointwise_scalar.h (shared with the CPU kernels, so both compute the same thing).
+ * kernels/common/ufunc/ (shared with the CPU kernels, so both compute the same thing).
  *
  * What the CPU kernels do, and this reproduces element for element: every input is converted
  * to the iteration's common dtype (it->dtype) and widened to the compute type (float for
@@ -61,36 +61,6 @@ template <> struct tg_cuda_kind_of<int64_t> {
 
 /* ------------------------------------------------------------------ conversions */
 
-/* One element of dtype st at src converted to dtype dt at dst with the CPU's copy rules
- * (tg__pw_convert in kernels/common/pointwise_convert.h). */
-__device__ __forceinline__ void tg__cuda_convert(char *dst, tg_dtype dt, const char *src,
-                                                 tg_dtype st)
-{
-    const tg_pw_kind sk = tg__pw_kind(st);
-    if (dt == TG_BOOL) {
-        *(uint8_t *)dst = sk == TG_PW_I64 ? tg__cuda_load<int64_t>(src, st) != 0
-                                          : tg__cuda_load<double>(src, st) != 0;
-        return;
-    }
-    switch (tg__pw_kind(dt)) {
-    case TG_PW_I64:
-        tg__cuda_store(dst, dt,
-                       sk == TG_PW_I64 ? tg__cuda_load<int64_t>(src, st)
-                                       : tg__pw_float_to_int(tg__cuda_load<double>(src, st), dt));
-        break;
-    case TG_PW_F32:
-        if (sk == TG_PW_I64) tg__cuda_store(dst, dt, (float)tg__cuda_load<int64_t>(src, st));
-        else if (sk == TG_PW_F32) tg__cuda_store(dst, dt, tg__cuda_load<float>(src, st));
-        else tg__cuda_store(dst, dt, tg__cuda_load<double>(src, st));
-        break;
-    case TG_PW_F64:
-        tg__cuda_store(dst, dt,
-                       sk == TG_PW_I64 ? (double)tg__cuda_load<int64_t>(src, st)
-                                       : tg__cuda_load<double>(src, st));
-        break;
-    }
-}
-
 /* An input element of dtype st, as the CPU sees it: converted to the common dtype ct (the
  * iterator's cast), then widened to the compute type C. */
 template <class C>
@@ -98,7 +68,7 @@ __device__ __forceinline__ C tg__cuda_load_as(const char *p, tg_dtype st, tg_dty
 {
     if (st == ct) return tg__cuda_load<C>(p, st);
     alignas(8) char buf[8];
-    tg__cuda_convert(buf, ct, p, st);
+    tg__pw_convert(buf, ct, p, st);
     return tg__cuda_load<C>(buf, ct);
 }
 
@@ -113,7 +83,7 @@ __device__ __forceinline__ void tg__cuda_store_as(char *p, tg_dtype ot, tg_dtype
     }
     alignas(8) char buf[8];
     tg__cuda_store(buf, ct, r);
-    tg__cuda_convert(p, ot, buf, ct);
+    tg__pw_convert(p, ot, buf, ct);
 }
 
 /* ------------------------------------------------------------------ calling the functor */

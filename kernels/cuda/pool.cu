@@ -26,10 +26,6 @@
 
 #define THREADS 256
 
-#define GRID_LOOP(i, n)                                                       \
-    for (int64_t i = (int64_t)blockIdx.x * blockDim.x + threadIdx.x; i < (n); \
-         i += (int64_t)blockDim.x * gridDim.x)
-
 __device__ __forceinline__ int64_t pmin(int64_t a, int64_t b) { return a < b ? a : b; }
 __device__ __forceinline__ int64_t pmax(int64_t a, int64_t b) { return a > b ? a : b; }
 
@@ -43,8 +39,7 @@ template <class T> struct pool_acc {
 template <class T>
 __global__ void maxpool_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0 = oh * p.sh - p.ph, h1 = pmin(h0 + (p.kh - 1) * p.dh + 1, p.ih);
@@ -70,8 +65,7 @@ __global__ void maxpool_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t
 template <class T>
 __global__ void maxpool_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         int64_t eh = (p.kh - 1) * p.dh + 1, ew = (p.kw - 1) * p.dw + 1;
         int64_t ph0 = h + p.ph < eh ? 0 : (h + p.ph - eh) / p.sh + 1;
@@ -93,8 +87,7 @@ __global__ void maxpool_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, 
 template <class T>
 __global__ void admax_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         /* the outputs whose windows may hold (h, w) (PyTorch's START_IND / END_IND, widened by
          * one each side; the windows are checked below) */
@@ -114,8 +107,7 @@ __global__ void admax_bwd(tg_pool2d p, const T *g, const int64_t *ind, T *gi, in
 template <class T>
 __global__ void gather_fwd(tg_pool2d p, const T *x, const int64_t *ind, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t k = i / (p.oh * p.ow), t = ind[i];
         y[i] = t >= 0 && t < p.ih * p.iw ? x[k * p.ih * p.iw + t] : (T)0;
     }
@@ -123,8 +115,7 @@ __global__ void gather_fwd(tg_pool2d p, const T *x, const int64_t *ind, T *y, in
 
 template <class T> __global__ void avgpool_fwd(tg_pool2d p, const T *x, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0, h1, w0, w1, div;
@@ -141,8 +132,7 @@ template <class T> __global__ void avgpool_fwd(tg_pool2d p, const T *x, T *y, in
 
 template <class T> __global__ void avgpool_bwd(tg_pool2d p, const T *g, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         int64_t ph0 = h + p.ph < p.kh ? 0 : (h + p.ph - p.kh) / p.sh + 1;
         int64_t ph1 = pmin((h + p.ph) / p.sh + 1, p.oh);
@@ -163,8 +153,7 @@ template <class T> __global__ void avgpool_bwd(tg_pool2d p, const T *g, T *gi, i
 
 template <class T> __global__ void adavg_fwd(tg_pool2d p, const T *x, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0 = tg__adaptive_start(oh, p.oh, p.ih), h1 = tg__adaptive_end(oh, p.oh, p.ih);
@@ -178,8 +167,7 @@ template <class T> __global__ void adavg_fwd(tg_pool2d p, const T *x, T *y, int6
 
 template <class T> __global__ void adavg_bwd(tg_pool2d p, const T *g, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         /* the outputs whose windows may hold (h, w) (PyTorch's START_IND / END_IND, widened by
          * one each side; the windows are checked below) */
@@ -203,8 +191,7 @@ template <class T> __global__ void adavg_bwd(tg_pool2d p, const T *g, T *gi, int
 
 template <class T> __global__ void admax_fwd(tg_pool2d p, const T *x, T *y, int64_t *ind, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         const T *xp = x + k * p.ih * p.iw;
         int64_t h0 = tg__adaptive_start(oh, p.oh, p.ih), h1 = tg__adaptive_end(oh, p.oh, p.ih);
@@ -226,8 +213,7 @@ template <class T> __global__ void admax_fwd(tg_pool2d p, const T *x, T *y, int6
 
 template <class T> __global__ void pad_fwd(tg_pool2d p, bool reflect, const T *x, T *y, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t ow = i % p.ow, oh = (i / p.ow) % p.oh, k = i / (p.ow * p.oh);
         int64_t h = tg__pad_src(oh, p.pt, p.ih, reflect), w = tg__pad_src(ow, p.pl, p.iw, reflect);
         y[i] = x[(k * p.ih + h) * p.iw + w];
@@ -237,8 +223,7 @@ template <class T> __global__ void pad_fwd(tg_pool2d p, bool reflect, const T *x
 /* grad_input (k, h, w): the sum over the output rows and columns that read row h, column w. */
 template <class T> __global__ void pad_bwd(tg_pool2d p, bool reflect, const T *g, T *gi, int64_t n)
 {
-    GRID_LOOP(i, n)
-    {
+    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         int64_t w = i % p.iw, h = (i / p.iw) % p.ih, k = i / (p.iw * p.ih);
         const T *gp = g + k * p.oh * p.ow;
         T s = 0;
@@ -299,8 +284,42 @@ static void release_all(tg_tensor **t, int n)
 
 #define PTR(t, T) ((T *)tg__k_data(t))
 
-/* Forward: output of p's shape (and int64 indices), kind 0 max, 1 avg, 2 adaptive avg,
- * 3 adaptive max, 4 reflection pad, 5 replication pad. */
+/* The kernels of pooling and padding for element type T: kind 0 max, 1 avg, 2 adaptive avg,
+ * 3 adaptive max, 4 reflection pad, 5 replication pad; n outputs (forward) or grad_input
+ * elements (backward). */
+template <class T>
+static void launch_forward(int kind, const tg_pool2d &p, const void *x, void *y, int64_t *ind,
+                           int64_t n, cudaStream_t st)
+{
+    const T *xs = (const T *)x;
+    T *ys = (T *)y;
+    unsigned blocks = tg__cuda_blocks(n, THREADS);
+    switch (kind) {
+    case 0: maxpool_fwd<T><<<blocks, THREADS, 0, st>>>(p, xs, ys, ind, n); break;
+    case 1: avgpool_fwd<T><<<blocks, THREADS, 0, st>>>(p, xs, ys, n); break;
+    case 2: adavg_fwd<T><<<blocks, THREADS, 0, st>>>(p, xs, ys, n); break;
+    case 3: admax_fwd<T><<<blocks, THREADS, 0, st>>>(p, xs, ys, ind, n); break;
+    default: pad_fwd<T><<<blocks, THREADS, 0, st>>>(p, kind == 4, xs, ys, n); break;
+    }
+}
+
+template <class T>
+static void launch_backward(int kind, const tg_pool2d &p, const void *g, const int64_t *ind,
+                            void *d, int64_t n, cudaStream_t st)
+{
+    const T *gs = (const T *)g;
+    T *ds = (T *)d;
+    unsigned blocks = tg__cuda_blocks(n, THREADS);
+    switch (kind) {
+    case 0: maxpool_bwd<T><<<blocks, THREADS, 0, st>>>(p, gs, ind, ds, n); break;
+    case 1: avgpool_bwd<T><<<blocks, THREADS, 0, st>>>(p, gs, ds, n); break;
+    case 2: adavg_bwd<T><<<blocks, THREADS, 0, st>>>(p, gs, ds, n); break;
+    case 3: admax_bwd<T><<<blocks, THREADS, 0, st>>>(p, gs, ind, ds, n); break;
+    default: pad_bwd<T><<<blocks, THREADS, 0, st>>>(p, kind == 4, gs, ds, n); break;
+    }
+}
+
+/* Forward: output of p's shape (and int64 indices), kind as for launch_forward. */
 static tg_tensors2 forward(const char *op, tg_tensor *self, const tg_pool2d &p, int kind)
 {
     tg_tensors2 r = { NULL, NULL };
@@ -321,50 +340,8 @@ static tg_tensors2 forward(const char *op, tg_tensor *self, const tg_pool2d &p, 
             const void *xd = tg__k_data(x);
             void *yd = tg__k_data(r.r0);
             int64_t *id = with_ind ? PTR(r.r1, int64_t) : NULL;
-            bool f = dt == TG_FLOAT32;
-            unsigned blocks = tg__cuda_blocks(n, THREADS);
-            switch (kind) {
-            case 0:
-                if (f)
-                    maxpool_fwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, id, n);
-                else
-                    maxpool_fwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, id, n);
-                break;
-            case 1:
-                if (f)
-                    avgpool_fwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, n);
-                else
-                    avgpool_fwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, n);
-                break;
-            case 2:
-                if (f)
-                    adavg_fwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, n);
-                else
-                    adavg_fwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, n);
-                break;
-            case 3:
-                if (f)
-                    admax_fwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)xd, (float *)yd, id, n);
-                else
-                    admax_fwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)xd, (double *)yd, id, n);
-                break;
-            default:
-                if (f)
-                    pad_fwd<float><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const float *)xd,
-                                                               (float *)yd, n);
-                else
-                    pad_fwd<double><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const double *)xd,
-                                                                (double *)yd, n);
-                break;
-            }
+            if (dt == TG_FLOAT32) launch_forward<float>(kind, p, xd, yd, id, n, st);
+            else launch_forward<double>(kind, p, xd, yd, id, n, st);
             if (tg__cuda_launch_ok(op)) goto fail;
         }
     }
@@ -397,7 +374,6 @@ static tg_tensor *backward(const char *op, tg_tensor *grad_output, tg_tensor *se
     int64_t n = gi ? tg__numel(gi) : 0;
     if (gi && n > 0) {
         bool f = gi->dtype == TG_FLOAT32;
-        unsigned blocks = tg__cuda_blocks(n, THREADS);
         const void *g = tg__k_data(c[0]);
         void *d = tg__k_data(gi);
         const int64_t *id = c[1] ? PTR(c[1], const int64_t) : NULL;
@@ -407,48 +383,8 @@ static tg_tensor *backward(const char *op, tg_tensor *grad_output, tg_tensor *se
                 gi = NULL;
             }
         } else {
-            switch (kind) {
-            case 0:
-                if (f)
-                    maxpool_bwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, id, (float *)d, n);
-                else
-                    maxpool_bwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, id, (double *)d, n);
-                break;
-            case 1:
-                if (f)
-                    avgpool_bwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, (float *)d, n);
-                else
-                    avgpool_bwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, (double *)d, n);
-                break;
-            case 2:
-                if (f)
-                    adavg_bwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, (float *)d, n);
-                else
-                    adavg_bwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, (double *)d, n);
-                break;
-            case 3:
-                if (f)
-                    admax_bwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, (const float *)g, id, (float *)d, n);
-                else
-                    admax_bwd<double>
-                        <<<blocks, THREADS, 0, st>>>(p, (const double *)g, id, (double *)d, n);
-                break;
-            default:
-                if (f)
-                    pad_bwd<float>
-                        <<<blocks, THREADS, 0, st>>>(p, kind == 4, (const float *)g, (float *)d, n);
-                else
-                    pad_bwd<double><<<blocks, THREADS, 0, st>>>(p, kind == 4, (const double *)g,
-                                                                (double *)d, n);
-                break;
-            }
+            if (f) launch_backward<float>(kind, p, g, id, d, n, st);
+            else launch_backward<double>(kind, p, g, id, d, n, st);
             if (tg__cuda_launch_ok(op)) {
                 tg_release(gi);
                 gi = NULL;
@@ -602,13 +538,9 @@ static tg_tensor *pad_backward(const char *op, const char *name, tg_tensor *grad
                                tg_tensor *self, tg_int_list padding, bool reflect)
 {
     tg_pool2d p;
-    if (tg__pad2d_check(op, self, padding, reflect, &p) ||
-        tg__pad2d_backward_check(op, grad_output, &p) || cuda_dtype_check(op, name, self))
+    if (tg__pad2d_backward_checks(op, name, grad_output, self, padding, reflect, cuda_dtype_check,
+                                  &p) != 0)
         return NULL;
-    if (grad_output->dtype != self->dtype)
-        return (tg_tensor *)tg__error(op, "expected scalar type %s but found %s",
-                                      tg__dtype_torch_name(self->dtype),
-                                      tg__dtype_torch_name(grad_output->dtype));
     return backward(op, grad_output, self, NULL, p, reflect ? 4 : 5);
 }
 

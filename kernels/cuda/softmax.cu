@@ -1,5 +1,5 @@
 /* softmax and log_softmax on CUDA (_softmax.out, _log_softmax.out) and their backward data
- * ops. Semantics and messages are the CPU kernels' (kernels/cpu/nn.c, nn_backward.c).
+ * ops. Semantics and messages are the CPU kernels' (kernels/cpu/softmax.c).
  *
  * self is seen as slices along dim: slice s = (o, i) of [outer, n, inner] has its first
  * element at row-major index o * n * inner + i and steps by self's stride along dim, so any

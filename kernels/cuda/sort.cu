@@ -15,7 +15,6 @@
 #include "kernels/sort.h"
 #include "kernels/sort_backward.h"
 #include "kernels/topk.h"
-#include "ops/copy.h"
 #include "sort_checks.h" /* the CPU kernels' checks and row algorithms */
 
 #define THREADS 256
@@ -185,29 +184,8 @@ static tg_values_indices sort_common(const char *op, tg_tensor *self, const tg_s
                         ? tg_retain(ix)
                         : tg__empty(op, sizes, self->ndim, TG_INT64, self->device);
     rc = x && vw && iw ? run_sort(op, x, g, k, descending, select, vw, iw, st) : -1;
-    if (rc == 0 && vw != v) {
-        tg_tensor *c = tg_copy_(v, vw);
-        rc = c ? 0 : -1;
-        tg_release(c);
-    }
-    if (rc == 0 && iw != ix) {
-        tg_tensor *c = tg_copy_(ix, iw);
-        rc = c ? 0 : -1;
-        tg_release(c);
-    }
     tg_release(x);
-    tg_release(vw);
-    tg_release(iw);
-    if (rc != 0) {
-        tg_release(v);
-        tg_release(ix);
-        return r;
-    }
-    if (values) tg__bump_version(v);
-    if (indices) tg__bump_version(ix);
-    r.values = v;
-    r.indices = ix;
-    return r;
+    return tg__sort_finish(op, rc, v, vw, ix, iw, values != NULL, indices != NULL);
 }
 
 extern "C" tg_values_indices tg__cuda_sort_stable_out(tg_tensor *self, tg_opt_bool stable,

@@ -11,6 +11,7 @@
  * runs on the generic launcher with 2 or 3 inputs. */
 #include "pointwise.cuh"
 #include "pointwise_checks.h"
+#include "ufunc/clamp.h"
 /* The generated prototypes of the operators defined here (the compiler checks them). */
 #include "kernels/clamp.h"
 #include "kernels/where.h"
@@ -42,9 +43,9 @@ __global__ void tg__cuda_where_kernel(tg_cuda_where_args a, tg_cuda_offsets<4> o
         if (a.host[k - 1]) {
             for (int b = 0; b < 8; b++) v[b] = (char)a.hv[k - 1][b];
         } else {
-            tg__cuda_convert(v, a.common, a.data[k] + off[k], a.dtypes[k]);
+            tg__pw_convert(v, a.common, a.data[k] + off[k], a.dtypes[k]);
         }
-        tg__cuda_convert(a.data[0] + off[0], a.dtypes[0], v, a.common);
+        tg__pw_convert(a.data[0] + off[0], a.dtypes[0], v, a.common);
     }
 }
 

@@ -3,7 +3,7 @@
  * Its names are tg__cuda_* (functions) and tg_cuda_* (types). It offers:
  *
  *   - status checks that turn a CUDA error into a library error (tg__cuda_ok,
- *     tg__cuda_launch_ok, TG_CUDA_CHECK);
+ *     tg__cuda_launch_ok);
  *   - devices, streams and launch configuration (tg__cuda_device_of, a device guard,
  *     tg__cuda_select_stream, tg__cuda_blocks);
  *   - host-side argument helpers: operands on one device, out= on a device
@@ -11,11 +11,11 @@
  *   - dtype -> device type mapping and readable switch-based dispatchers
  *     (tg__cuda_dispatch(dtype, functor), tg__cuda_dispatch_float), compute types
  *     (tg_cuda_compute_of) and element sizes on the device;
- *   - THE element loads and stores of device code, with dynamic casting between dtypes
- *     (tg__cuda_load, tg__cuda_store), and typed conversions between a storage type and its
- *     compute type (tg__cuda_widen, tg__cuda_narrow), all with PyTorch's (and the CPU kernels')
- *     rules from kernels/common/pointwise_convert.h: float16/bfloat16/float32 compute in float,
- *     float64 in double, integers and bool in int64_t (see kernels/common/pointwise_scalar.h),
+ *   - element loads and stores with dynamic casting between dtypes (tg__cuda_load,
+ *     tg__cuda_store: pointwise_convert.h's, which CPU and device share, by compute type), and
+ *     typed conversions between a storage type and its compute type (tg__cuda_widen,
+ *     tg__cuda_narrow), all with PyTorch's rules: float16/bfloat16/float32 compute in float,
+ *     float64 in double, integers and bool in int64_t (see kernels/common/ufunc/unary.h),
  *     and float -> integer conversions give x86's results;
  *   - offset calculators (index -> byte offsets of N operands of one shape) built from a
  *     tg_iter, a tensor or explicit strides;
@@ -43,7 +43,6 @@
 #include "core/core.h"
 #include "tg_kutil.h"          /* out= preparation, tg__k_data */
 #include "pointwise_convert.h" /* dtype rules (host and device), host loads, scalar checks */
-#include "pointwise_scalar.h"  /* the scalar functions (__host__ __device__ under nvcc) */
 
 /* The CUDA runtime layer: tg__cuda_stream, tg__cuda_check, tg__cuda_alloc/free, ... */
 #include "cuda/cuda_rt.h"
@@ -59,21 +58,25 @@ static inline int tg__cuda_ok(const char *op, cudaError_t e)
     return -1;
 }
 
-/* For functions returning a pointer: evaluates a CUDA call; on failure records the error and
- * returns NULL from the enclosing function. Use only where nothing needs releasing. */
-#define TG_CUDA_CHECK(op, expr)                          \
-    do {                                                 \
-        if (tg__cuda_ok((op), (expr)) != 0) return NULL; \
-    } while (0)
-
 /* After every kernel launch: the launch error (bad configuration, no device). */
 static inline int tg__cuda_launch_ok(const char *op) { return tg__cuda_ok(op, cudaGetLastError()); }
 
 /* ------------------------------------------------------------------ launch configuration */
 
 #define TG_CUDA_THREADS 256
-/* Grid-stride loops cover any n; more blocks than this buys nothing for pointwise work. */
+/* Grid-stride loops cover any n:
+ *   for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) ...
+ * More blocks than TG_CUDA_MAX_BLOCKS buys nothing for pointwise work. */
 #define TG_CUDA_MAX_BLOCKS 65536
+
+__device__ __forceinline__ int64_t tg__cuda_thread_index()
+{
+    return (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
+}
+__device__ __forceinline__ int64_t tg__cuda_thread_count()
+{
+    return (int64_t)blockDim.x * gridDim.x;
+}
 
 /* Blocks for n work items at `threads` per block, at least 1, at most TG_CUDA_MAX_BLOCKS. */
 static inline unsigned tg__cuda_blocks(int64_t n, int threads)
@@ -132,6 +135,29 @@ static inline int tg__cuda_same_device(const char *op, const tg_tensor *a, const
         op,
         "Expected all tensors to be on the same device, but found at least two devices, %s and %s!",
         da, db);
+}
+
+/* The start of a kernel over several operands: each of others[0..n) (NULL entries skipped) on
+ * input's device, then input's device made current; its stream in *st. 0, or -1 + error. */
+static inline int tg__cuda_begin(const char *op, const tg_tensor *input,
+                                 const tg_tensor *const *others, int n, cudaStream_t *st)
+{
+    for (int i = 0; i < n; i++)
+        if (tg__cuda_same_device(op, input, others[i])) return -1;
+    int rc;
+    *st = tg__cuda_select_stream(op, input->device, &rc);
+    return rc;
+}
+
+/* Zeroes the elements of each of t[0..n) (NULL entries skipped) on stream st; 0, or -1 + error. */
+static inline int tg__cuda_zero_all(const char *op, tg_tensor *const *t, int n, cudaStream_t st)
+{
+    for (int i = 0; i < n; i++) {
+        if (!t[i] || tg__numel(t[i]) == 0) continue;
+        size_t bytes = (size_t)tg__numel(t[i]) * tg_dtype_size(t[i]->dtype);
+        if (tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(t[i]), 0, bytes, st)) != 0) return -1;
+    }
+    return 0;
 }
 
 /* tg__k_prepare_out on a device: a new contiguous tensor on `dev`, or out checked (dtype
@@ -201,7 +227,7 @@ template <> struct tg_cuda_compute_of<double> {
 };
 
 /* tg_dtype_size for device code. */
-__host__ __device__ __forceinline__ int64_t tg__cuda_elem_size(tg_dtype t)
+TG_HD __forceinline__ int64_t tg__cuda_elem_size(tg_dtype t)
 {
     switch (t) {
     case TG_BOOL:
@@ -217,99 +243,42 @@ __host__ __device__ __forceinline__ int64_t tg__cuda_elem_size(tg_dtype t)
 }
 
 /* ------------------------------------------------------------------ conversions (device)
- * The rules of kernels/common/pointwise_convert.h (whose tg__pw_kind, tg__pw_f64_to_i64 and
- * tg__pw_float_to_int are host and device functions), so CUDA and CPU agree bit for bit on
- * conversions: float -> integer truncates, with x86's results out of range (int64 through a
- * 64-bit conversion giving INT64_MIN, narrower types through a 32-bit one giving INT32_MIN,
- * then wrapped), integer stores wrap, bool is != 0 (NaN is true), double -> half goes through
- * float. */
+ * kernels/common/pointwise_convert.h's loads and stores (host and device functions), so CUDA
+ * and CPU agree bit for bit on conversions: float -> integer truncates, with x86's results out
+ * of range, integer stores wrap, bool is != 0 (NaN is true), double -> half goes through
+ * float. These give them one name per compute type for templates. */
 
 /* Loads one element of dtype t at p in compute type C (float, double or int64_t). */
 template <class C> __device__ C tg__cuda_load(const char *p, tg_dtype t);
-
 template <> __device__ __forceinline__ int64_t tg__cuda_load<int64_t>(const char *p, tg_dtype t)
 {
-    switch (t) {
-    case TG_BOOL: return *(const uint8_t *)p != 0;
-    case TG_UINT8: return *(const uint8_t *)p;
-    case TG_INT8: return *(const int8_t *)p;
-    case TG_INT16: return *(const int16_t *)p;
-    case TG_INT32: return *(const int32_t *)p;
-    case TG_INT64: return *(const int64_t *)p;
-    case TG_FLOAT16: return tg__pw_f64_to_i64(__half2float(*(const __half *)p));
-    case TG_BFLOAT16: return tg__pw_f64_to_i64(__bfloat162float(*(const __nv_bfloat16 *)p));
-    case TG_FLOAT32: return tg__pw_f64_to_i64(*(const float *)p);
-    case TG_FLOAT64: return tg__pw_f64_to_i64(*(const double *)p);
-    default: return 0;
-    }
+    return tg__pw_load_i64(p, t);
 }
-
 template <> __device__ __forceinline__ double tg__cuda_load<double>(const char *p, tg_dtype t)
 {
-    switch (t) {
-    case TG_FLOAT16: return __half2float(*(const __half *)p);
-    case TG_BFLOAT16: return __bfloat162float(*(const __nv_bfloat16 *)p);
-    case TG_FLOAT32: return *(const float *)p;
-    case TG_FLOAT64: return *(const double *)p;
-    default: return (double)tg__cuda_load<int64_t>(p, t);
-    }
+    return tg__pw_load_f64(p, t);
 }
-
 template <> __device__ __forceinline__ float tg__cuda_load<float>(const char *p, tg_dtype t)
 {
-    switch (t) {
-    case TG_FLOAT16: return __half2float(*(const __half *)p);
-    case TG_BFLOAT16: return __bfloat162float(*(const __nv_bfloat16 *)p);
-    case TG_FLOAT32: return *(const float *)p;
-    default: return (float)tg__cuda_load<double>(p, t);
-    }
+    return tg__pw_load_f32(p, t);
 }
 
 /* Stores v (compute type int64_t, float, double, or bool) into one element of dtype t at p. */
 __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, int64_t v)
 {
-    switch (t) {
-    case TG_BOOL: *(uint8_t *)p = v != 0; break;
-    case TG_UINT8: *(uint8_t *)p = (uint8_t)v; break;
-    case TG_INT8: *(int8_t *)p = (int8_t)v; break;
-    case TG_INT16: *(int16_t *)p = (int16_t)v; break;
-    case TG_INT32: *(int32_t *)p = (int32_t)v; break;
-    case TG_INT64: *(int64_t *)p = v; break;
-    case TG_FLOAT16: *(__half *)p = __float2half_rn((float)v); break;
-    case TG_BFLOAT16: *(__nv_bfloat16 *)p = __float2bfloat16_rn((float)v); break;
-    case TG_FLOAT32: *(float *)p = (float)v; break;
-    case TG_FLOAT64: *(double *)p = (double)v; break;
-    default: break;
-    }
+    tg__pw_store_i64(p, t, v);
 }
-
 __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, float v)
 {
-    switch (t) {
-    case TG_FLOAT16: *(__half *)p = __float2half_rn(v); break;
-    case TG_BFLOAT16: *(__nv_bfloat16 *)p = __float2bfloat16_rn(v); break;
-    case TG_FLOAT32: *(float *)p = v; break;
-    case TG_FLOAT64: *(double *)p = (double)v; break;
-    case TG_BOOL: *(uint8_t *)p = v != 0; break;
-    default: tg__cuda_store(p, t, tg__pw_float_to_int(v, t)); break;
-    }
+    tg__pw_store_f32(p, t, v);
 }
-
 __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, double v)
 {
-    switch (t) {
-    case TG_FLOAT16:
-    case TG_BFLOAT16:
-    case TG_FLOAT32: tg__cuda_store(p, t, (float)v); break;
-    case TG_FLOAT64: *(double *)p = v; break;
-    case TG_BOOL: *(uint8_t *)p = v != 0; break;
-    default: tg__cuda_store(p, t, tg__pw_float_to_int(v, t)); break;
-    }
+    tg__pw_store_f64(p, t, v);
 }
-
 __device__ __forceinline__ void tg__cuda_store(char *p, tg_dtype t, bool v)
 {
-    tg__cuda_store(p, t, (int64_t)(v ? 1 : 0));
+    tg__pw_store_i64(p, t, v ? 1 : 0);
 }
 
 /* Typed conversions (operands already in storage type T): widen to the compute type, and a
@@ -355,7 +324,7 @@ template <int N> struct tg_cuda_offsets {
     int64_t sizes[TG_MAX_DIMS];
     int64_t strides[TG_MAX_DIMS][N]; /* bytes */
 
-    __host__ __device__ void get(int64_t i, int64_t *off) const
+    TG_HD void get(int64_t i, int64_t *off) const
     {
         for (int k = 0; k < N; k++) off[k] = 0;
         for (int d = 0; d < ndim; d++) {
@@ -411,7 +380,7 @@ static inline tg_cuda_offsets<1> tg__cuda_offsets_from_tensor(const tg_tensor *t
 
 /* Copies the elements of a `sizes` (ndim) shape from src (element strides src_strides, 0 to
  * broadcast; dtype st) to dst (dst_strides; dtype dt) on `device` and its stream, converting
- * with the CPU's rules (tg__cuda_convert). Defined in copy.cu. 0, or -1 + error. */
+ * with the CPU's rules (tg__pw_convert). Defined in copy.cu. 0, or -1 + error. */
 int tg__cuda_copy_strided(const char *op, int device, char *dst, tg_dtype dt,
                           const int64_t *dst_strides, const char *src, tg_dtype st,
                           const int64_t *src_strides, const int64_t *sizes, int64_t ndim);

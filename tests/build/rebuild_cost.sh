@@ -42,8 +42,10 @@ echo "check-rebuild-cost: full build took $((SECONDS - start)) s"
 
 # The page's commands: each ```sh block that starts with `cat >> <file>` or `cat > <file>`,
 # for the files named by the pattern $1.
+# (Up to the section "A pointwise operator", which check-pointwise-op replays.)
 extract() {
-    awk -v pat="$1" '/^```sh$/ { inblock = 1; first = 1; keep = 0; next }
+    awk -v pat="$1" '/^## A pointwise operator/ { exit }
+        /^```sh$/ { inblock = 1; first = 1; keep = 0; next }
         /^```$/ { inblock = 0; next }
         inblock && first { first = 0; keep = ($0 ~ ("^cat >>? " pat)) }
         inblock && keep' "$doc"

@@ -28,8 +28,8 @@ done < <(find "$build/obj" -name '*.o' -not -path '*/cap-avx2/*' -not -path '*/c
 [ "$n" -gt 0 ] || { echo "no objects under $build/obj" >&2; exit 1; }
 avx2=$(find "$build/obj/cap-avx2" -name '*.o' | head -1)
 [ -n "$avx2" ] || { echo "no per-capability objects under $build/obj/cap-avx2" >&2; exit 1; }
-if [ "$(objdump -d "$build/obj/cap-avx2/kernels/cpu/cap/unary_loops.o" | grep -c "%ymm")" = 0 ]; then
-    echo "cap-avx2/kernels/cpu/cap/unary_loops.o has no ymm code: were the AVX2 flags applied?" >&2
+if [ "$(objdump -d "$build/obj/cap-avx2/generated/ufunc/unary_cap.o" | grep -c "%ymm")" = 0 ]; then
+    echo "cap-avx2/generated/ufunc/unary_cap.o has no ymm code: were the AVX2 flags applied?" >&2
     bad=1
 fi
 [ "$bad" = 0 ] && echo "check_baseline_isa: $n baseline objects free of AVX instructions"

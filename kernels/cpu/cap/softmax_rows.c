@@ -1,4 +1,4 @@
-/* The float32 softmax / log_softmax row (softmax_rows.h, nn.c), compiled once per CPU
+/* The float32 softmax / log_softmax row (softmax_rows.h, softmax.c), compiled once per CPU
  * capability: the portable three passes everywhere, and with AVX2 + FMA the same passes in
  * intrinsics, whose exp is exp256_nonpos, the AVX2 form of tg__pw_exp_f32 (same algorithm and
  * constants) specialised to x <= 0; rows whose max is not finite, and vector tails, use
