@@ -328,7 +328,7 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # headers (PUBLIC_HEADERS) declare, in version node TENSORGEN_$(SOVERSION); and, in node
 # TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
 # other program can bind to (a backend of another version fails to load). Nothing else.
-PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
+PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_backend.h runtime/tg_kernel.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
                   runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h \
                   runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
                   generated/tg_ops.h generated/tg_op_types.h

@@ -19,7 +19,6 @@
  * Live counters (tg_live_tensors/storages) are per-thread plain counters summed on demand, so
  * the hot path pays no atomic read-modify-write for leak accounting. */
 #include "core/rt_private.h"
-#include "profiler/profiler.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -182,21 +181,44 @@ static inline void block_owner_release(thread_state *me, tblock *b)
 
 /* ------------------------------------------------------------------ storages */
 
+/* ------------------------------------------------------------------ what rooms above register
+ * Core never calls autograd or the profiler by name (as it never calls a device backend):
+ * they register what core must call, as devices register their hooks (device.c). */
+
+/* Frees a tensor's autograd meta when the tensor dies. Registered by autograd (meta.c) before
+ * it makes the first meta: a tensor with a meta always finds it set. */
+static void (*autograd_meta_free)(struct tg_autograd_meta *m);
+
+void tg__register_autograd_meta_free(void (*fn)(struct tg_autograd_meta *m))
+{
+    __atomic_store_n(&autograd_meta_free, fn, __ATOMIC_RELEASE);
+}
+
 /* Tensor memory for the profiler (.profile_memory): every storage's bytes, the ones inside a
  * tensor's block included, when they are made and when they go. External memory is the
- * caller's and is not counted. */
-static inline bool prof_memory_on(void)
+ * caller's and is not counted. The profiler sets the observer while a session records memory
+ * and clears it when the session stops; unset, this is one load and a branch. */
+static tg__memory_observer memory_observer;
+
+void tg__set_memory_observer(tg__memory_observer fn)
 {
-    return TG__UNLIKELY(__atomic_load_n(&tg__prof_memory_flag, __ATOMIC_RELAXED));
+    __atomic_store_n(&memory_observer, fn, __ATOMIC_RELAXED);
+}
+
+static inline tg__memory_observer memory_observed(void)
+{
+    return __atomic_load_n(&memory_observer, __ATOMIC_RELAXED);
 }
 static inline void prof_memory(int64_t nbytes, tg_device device)
 {
-    if (prof_memory_on() && nbytes) tg__prof_memory(nbytes, device);
+    tg__memory_observer fn = memory_observed();
+    if (TG__UNLIKELY(fn != NULL) && nbytes) fn(nbytes, device);
 }
 
 static inline void storage_free_data(tg_storage *s)
 {
-    if (prof_memory_on() && (s->alloc_kind & TG__DATA_MASK) != TG__DATA_EXTERNAL)
+    if (TG__UNLIKELY(memory_observed() != NULL) &&
+        (s->alloc_kind & TG__DATA_MASK) != TG__DATA_EXTERNAL)
         prof_memory(-(int64_t)s->nbytes, s->device);
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
@@ -275,7 +297,7 @@ static void tensor_destroy(tg_tensor *t)
     tg_storage *s = t->storage;
     tg_tensor *base = t->view_base;
     thread_state *me = TG__TLS_ADDR(ts);
-    if (t->autograd) tg__autograd_meta_free(t->autograd);
+    if (t->autograd) __atomic_load_n(&autograd_meta_free, __ATOMIC_ACQUIRE)(t->autograd);
     count_add(me, &me->tensors, -1);
     if (s == &b->s) {
         if (tg__ref_dec(&s->refcount)) {
@@ -737,10 +759,4 @@ tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad)
     }
     t->requires_grad = requires_grad;
     return t;
-}
-
-tg_tensor *tg_tensor_grad(const tg_tensor *t)
-{
-    if (!t || !t->autograd) return NULL;
-    return tg_scope_track(tg__autograd_meta_grad(t->autograd));
 }
