@@ -16,6 +16,7 @@
 #ifndef TG_LIBRARY_H
 #define TG_LIBRARY_H
 
+#include "dispatch/schema_types.h"
 #include "tg_backend.h"
 #include "tg_core.h"
 
@@ -25,27 +26,13 @@ extern "C" {
 
 /* ------------------------------------------------------------------ boxed values */
 /* Every operator can be called with its arguments on a stack, all of them (defaults too), in
- * schema order. What a schema type is on the stack: */
+ * schema order. What a schema type is on the stack: a tag, TG_IV_NONE, TG_IV_TENSOR, TG_IV_INT,
+ * ..., one per row of dispatch/schema_types.h's TG_IVALUE_TAGS (with the member of the union
+ * below that holds it), and the tag of each schema type is its row of TG_SCHEMA_KINDS there. */
 typedef enum tg_ivalue_tag {
-    TG_IV_NONE, /* None: an absent optional (Tensor?, int?, ScalarType?, ...) */
-    TG_IV_TENSOR,
-    TG_IV_INT,    /* int, SymInt, Stream, DeviceIndex */
-    TG_IV_DOUBLE, /* float, Scalar (an int or bool is accepted where a Scalar is expected) */
-    TG_IV_BOOL,
-    TG_IV_INT_LIST,
-    TG_IV_TENSOR_LIST,
-    TG_IV_DTYPE, /* ScalarType (.v.i holds a tg_dtype) */
-    TG_IV_DEVICE,
-    TG_IV_STRING,
-    TG_IV_GENERATOR,
-    TG_IV_LAYOUT,
-    TG_IV_MEMORY_FORMAT,
-    TG_IV_FLOAT_LIST, /* float[], Scalar[] */
-    TG_IV_BOOL_LIST,
-    TG_IV_STR_LIST, /* str[], Dimname[] */
-    TG_IV_STORAGE,
-    TG_IV_QUANTIZER,
-    TG_IV_QSCHEME
+#define TG__IVALUE_TAG(tag, name, member) TG_IV_##tag,
+    TG_IVALUE_TAGS(TG__IVALUE_TAG)
+#undef TG__IVALUE_TAG
 } tg_ivalue_tag;
 
 typedef struct tg_ivalue {

@@ -1,28 +1,13 @@
-/* Boxed values: the schema name of each tag, and giving back what a stack owns. */
+/* Boxed values: the schema name of each tag (dispatch/schema_types.h), and giving back what a
+ * stack owns. */
 #include "dispatch/dispatch_private.h"
 
 const char *tg_ivalue_tag_name(tg_ivalue_tag tag)
 {
     static const char *const names[] = {
-        [TG_IV_NONE] = "None",
-        [TG_IV_TENSOR] = "Tensor",
-        [TG_IV_INT] = "int",
-        [TG_IV_DOUBLE] = "float",
-        [TG_IV_BOOL] = "bool",
-        [TG_IV_INT_LIST] = "int[]",
-        [TG_IV_TENSOR_LIST] = "Tensor[]",
-        [TG_IV_DTYPE] = "ScalarType",
-        [TG_IV_DEVICE] = "Device",
-        [TG_IV_STRING] = "str",
-        [TG_IV_GENERATOR] = "Generator",
-        [TG_IV_LAYOUT] = "Layout",
-        [TG_IV_MEMORY_FORMAT] = "MemoryFormat",
-        [TG_IV_FLOAT_LIST] = "float[]",
-        [TG_IV_BOOL_LIST] = "bool[]",
-        [TG_IV_STR_LIST] = "str[]",
-        [TG_IV_STORAGE] = "Storage",
-        [TG_IV_QUANTIZER] = "ConstQuantizerPtr",
-        [TG_IV_QSCHEME] = "QScheme",
+#define TAG_NAME(tag, name, member) [TG_IV_##tag] = name,
+        TG_IVALUE_TAGS(TAG_NAME)
+#undef TAG_NAME
     };
     return (unsigned)tag < sizeof names / sizeof names[0] && names[tag] ? names[tag] : "?";
 }
