@@ -143,7 +143,9 @@ bool tg_tensor_requires_grad(const tg_tensor *t);
 tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad); /* returns t */
 tg_tensor *tg_tensor_grad(const tg_tensor *t); /* new reference or NULL */
 
-/* ---- lists and optionals used by generated signatures ---- */
+/* ---- lists and optionals used by generated signatures ----
+ * The C types of the schema types (which one each schema type takes, and how its None is
+ * spelled, is the table dispatch/schema_types.h). */
 typedef struct tg_int_list {
     const int64_t *data;
     int64_t len;

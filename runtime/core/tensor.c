@@ -179,8 +179,6 @@ static inline void block_owner_release(thread_state *me, tblock *b)
     if (tg__ref_dec(&b->owners)) block_free(me, b);
 }
 
-/* ------------------------------------------------------------------ storages */
-
 /* ------------------------------------------------------------------ what rooms above register
  * Core never calls autograd or the profiler by name (as it never calls a device backend):
  * they register what core must call, as devices register their hooks (device.c). */
@@ -194,10 +192,10 @@ void tg__register_autograd_meta_free(void (*fn)(struct tg_autograd_meta *m))
     __atomic_store_n(&autograd_meta_free, fn, __ATOMIC_RELEASE);
 }
 
-/* Tensor memory for the profiler (.profile_memory): every storage's bytes, the ones inside a
- * tensor's block included, when they are made and when they go. External memory is the
- * caller's and is not counted. The profiler sets the observer while a session records memory
- * and clears it when the session stops; unset, this is one load and a branch. */
+/* Tensor memory for an observer (the profiler's .profile_memory): every storage's bytes, the
+ * ones inside a tensor's block included, when they are made and when they go. External memory
+ * is the caller's and is not counted. The profiler sets the observer while a session records
+ * memory and clears it when the session stops; unset, this is one load and a branch. */
 static tg__memory_observer memory_observer;
 
 void tg__set_memory_observer(tg__memory_observer fn)
@@ -209,17 +207,19 @@ static inline tg__memory_observer memory_observed(void)
 {
     return __atomic_load_n(&memory_observer, __ATOMIC_RELAXED);
 }
-static inline void prof_memory(int64_t nbytes, tg_device device)
+static inline void report_memory(int64_t nbytes, tg_device device)
 {
     tg__memory_observer fn = memory_observed();
     if (TG__UNLIKELY(fn != NULL) && nbytes) fn(nbytes, device);
 }
 
+/* ------------------------------------------------------------------ storages */
+
 static inline void storage_free_data(tg_storage *s)
 {
     if (TG__UNLIKELY(memory_observed() != NULL) &&
         (s->alloc_kind & TG__DATA_MASK) != TG__DATA_EXTERNAL)
-        prof_memory(-(int64_t)s->nbytes, s->device);
+        report_memory(-(int64_t)s->nbytes, s->device);
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
     case TG__DATA_DEVICE: {
@@ -249,7 +249,7 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
             return tg__fail(
                 op, "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
                 nbytes);
-        prof_memory((int64_t)nbytes, dev);
+        report_memory((int64_t)nbytes, dev);
         return 0;
     }
     const tg_device_hooks *a = tg__device_hooks((tg_device_type)dev.type);
@@ -264,7 +264,7 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
     if (!s->data)
         return tg__fail(op, "out of memory on device %s:%d. Tried to allocate %zu bytes.",
                         tg__device_type_name((tg_device_type)dev.type), dev.index, nbytes);
-    prof_memory((int64_t)nbytes, dev);
+    report_memory((int64_t)nbytes, dev);
     return 0;
 }
 
@@ -418,7 +418,7 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
         s->owns_data = true;
         s->deleter = NULL;
         s->deleter_ctx = NULL;
-        prof_memory((int64_t)nbytes, device);
+        report_memory((int64_t)nbytes, device);
     } else if (storage_alloc_data(op, s, nbytes, device)) {
         block_free(me, b);
         return NULL;
