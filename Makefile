@@ -339,10 +339,10 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # headers (PUBLIC_HEADERS) declare, in version node TENSORGEN_$(SOVERSION); and, in node
 # TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
 # other program can bind to (a backend of another version fails to load). Nothing else.
-PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
-                  runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h \
+PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_backend.h runtime/tg_kernel.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
+                  runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h runtime/dispatch/schema_types.h \
                   runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
-                  generated/tg_ops.h generated/tg_op_types.h
+                  generated/tg_ops.h generated/tg_op_types.h generated/tg_boxing.h
 $(BUILD)/exports/public.txt: runtime/exports.sh $(PUBLIC_HEADERS) $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
 	CC="$(CC)" runtime/exports.sh public $(PUBLIC_HEADERS) > $@
@@ -613,9 +613,9 @@ install: all
 	link() { ln -sfn "$$1" "$$root$$2"; echo "$$2" >> "$$list"; }; \
 	install -d "$$root$(DATADIR)"; : > "$$list"; \
 	put 755 $(PREFIX)/bin $(BUILD)/tgen; \
-	put 644 $(INCDIR) $(filter-out %/dispatch.h %/op_glue.h %/autograd.h %/formula_glue.h,$(PUBLIC_HEADERS)); \
+	put 644 $(INCDIR) $(filter-out %/dispatch.h %/op_glue.h %/schema_types.h %/autograd.h %/formula_glue.h,$(PUBLIC_HEADERS)); \
 	put 644 $(INCDIR)/ops generated/ops/*.h; \
-	put 644 $(INCDIR)/dispatch runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h; \
+	put 644 $(INCDIR)/dispatch runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h runtime/dispatch/schema_types.h; \
 	put 644 $(INCDIR)/autograd runtime/autograd/autograd.h runtime/autograd/formula_glue.h; \
 	put 644 $(DATADIR)/templates templates/*.in; \
 	put 644 $(DATADIR) generated/tensorgen_api.yaml; \

@@ -5,6 +5,7 @@
  * constructor registers tg__cuda_library (runtime/cuda/cuda_device.c): the core library knows
  * no CUDA kernel, and loads without CUDA. */
 #include "dispatch/dispatch.h"
+#include "tg_kernel.h" /* tg_copy_to_out, tg_tensor_copy (glue kernels) */
 #include "kernels/fill.h"
 #include "kernels/arange.h"
 #include "kernels/linspace.h"

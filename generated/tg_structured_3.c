@@ -14,7 +14,7 @@
  * The first two are registered in the same dispatch slots as the kernel they wrap; the
  * Scalar overloads as CompositeImplicitAutograd kernels. Only the headers of the operators
  * named here are included (docs/generated-code.md, "Headers"). */
-#include "tg_core.h" /* tg_copy_to_out, tg_wrap_scalar, tg_tensor_copy, tg_set_error */
+#include "tg_kernel.h" /* tg_copy_to_out, tg_wrap_scalar, tg_tensor_copy; tg_core.h */
 #include "kernels/eq.h"
 #include "ops/eq.h"
 #include "kernels/abs.h"

@@ -12,6 +12,14 @@
 extern "C" {
 #endif
 
+/* Internal: marks the static inline helpers of tensorgen's headers that a translation unit
+ * may leave unused (compilers that warn about unused static inline functions stay quiet). */
+#if defined(__GNUC__)
+#define TG__UNUSED __attribute__((unused))
+#else
+#define TG__UNUSED
+#endif
+
 /* ---- dtypes, in PyTorch's promotion order within each category ---- */
 typedef enum tg_dtype {
     TG_DTYPE_NONE = -1, /* "no dtype given" for ScalarType? arguments */
@@ -135,7 +143,9 @@ bool tg_tensor_requires_grad(const tg_tensor *t);
 tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad); /* returns t */
 tg_tensor *tg_tensor_grad(const tg_tensor *t); /* new reference or NULL */
 
-/* ---- lists and optionals used by generated signatures ---- */
+/* ---- lists and optionals used by generated signatures ----
+ * The C types of the schema types (which one each schema type takes, and how its None is
+ * spelled, is the table dispatch/schema_types.h). */
 typedef struct tg_int_list {
     const int64_t *data;
     int64_t len;
@@ -286,20 +296,6 @@ tg_tensor_list tg_scope_track_list(tg_tensor_list l);
  * tg_scope_resume; the generated functions track the kernel's result after resuming. */
 int tg_scope_suspend(void);
 void tg_scope_resume(int token);
-
-/* ---- helpers for kernels and the glue tgen generates ---- */
-/* A Scalar argument wrapped as PyTorch does for a Tensor overload: a zero-dim "wrapped
- * number", int64 when v is finite and whole, else float64, that promotes weakly (int_tensor + 2
- * stays integral, + 2.5 gives the default float). A new reference, or NULL. */
-tg_tensor *tg_wrap_scalar(double v);
-/* For out= kernels: resizes `out` to result's shape (allowed when it has that shape or no
- * elements), checks result's dtype can be cast to out's ("result type Float can't be cast to
- * the desired output type Long"), copies, and returns a new reference to out; NULL with an
- * error naming op otherwise. */
-tg_tensor *tg_copy_to_out(const char *op, tg_tensor *out, tg_tensor *result);
-/* A new contiguous tensor on t's device with t's values and no autograd history; NULL when t
- * is NULL (an error is already recorded) or on failure (error naming op). */
-tg_tensor *tg_tensor_copy(const char *op, tg_tensor *t);
 
 /* ---- grad mode (thread-local) ---- */
 bool tg_is_grad_enabled(void);

@@ -5,7 +5,8 @@
  *   - call any operator by name, with its arguments on a stack of boxed values;
  *   - load a library of operators that `tgen --gen --namespace NS` generated (its operators
  *     register themselves when it loads; tg_load_library loads one at run time);
- *   - register a device backend, which gets a device type and a dispatch key of its own;
+ *   - register a device backend, which gets a device type and a dispatch key of its own
+ *     (tg_backend.h, which this header includes: the keys, the backend's hooks);
  *   - register kernels for existing operators under a key, and a boxed fallback that serves
  *     every operator without a kernel there.
  *
@@ -15,6 +16,8 @@
 #ifndef TG_LIBRARY_H
 #define TG_LIBRARY_H
 
+#include "dispatch/schema_types.h"
+#include "tg_backend.h"
 #include "tg_core.h"
 
 #ifdef __cplusplus
@@ -23,27 +26,13 @@ extern "C" {
 
 /* ------------------------------------------------------------------ boxed values */
 /* Every operator can be called with its arguments on a stack, all of them (defaults too), in
- * schema order. What a schema type is on the stack: */
+ * schema order. What a schema type is on the stack: a tag, TG_IV_NONE, TG_IV_TENSOR, TG_IV_INT,
+ * ..., one per row of dispatch/schema_types.h's TG_IVALUE_TAGS (with the member of the union
+ * below that holds it), and the tag of each schema type is its row of TG_SCHEMA_KINDS there. */
 typedef enum tg_ivalue_tag {
-    TG_IV_NONE, /* None: an absent optional (Tensor?, int?, ScalarType?, ...) */
-    TG_IV_TENSOR,
-    TG_IV_INT,    /* int, SymInt, Stream, DeviceIndex */
-    TG_IV_DOUBLE, /* float, Scalar (an int or bool is accepted where a Scalar is expected) */
-    TG_IV_BOOL,
-    TG_IV_INT_LIST,
-    TG_IV_TENSOR_LIST,
-    TG_IV_DTYPE, /* ScalarType (.v.i holds a tg_dtype) */
-    TG_IV_DEVICE,
-    TG_IV_STRING,
-    TG_IV_GENERATOR,
-    TG_IV_LAYOUT,
-    TG_IV_MEMORY_FORMAT,
-    TG_IV_FLOAT_LIST, /* float[], Scalar[] */
-    TG_IV_BOOL_LIST,
-    TG_IV_STR_LIST, /* str[], Dimname[] */
-    TG_IV_STORAGE,
-    TG_IV_QUANTIZER,
-    TG_IV_QSCHEME
+#define TG__IVALUE_TAG(tag, name, member) TG_IV_##tag,
+    TG_IVALUE_TAGS(TG__IVALUE_TAG)
+#undef TG__IVALUE_TAG
 } tg_ivalue_tag;
 
 typedef struct tg_ivalue {
@@ -154,45 +143,6 @@ int tg_call_boxed_op(const tg_op_entry *op, tg_boxed_stack *s);
  * already registered, a library built for another ABI); the library is then unloaded. A
  * loaded library stays loaded for the life of the process. Returns 0 or -1. */
 int tg_load_library(const char *path);
-
-/* ------------------------------------------------------------------ dispatch keys */
-/* Keys in priority order: the highest key of a call's key set that has a kernel runs. A
- * call's key set is the union of its tensors' keys (the key of the tensor's device type, plus
- * Autograd when grad mode is on and the tensor requires grad). Keys 2 to 7 belong to backends
- * registered at run time; a backend's key is its device type. */
-typedef enum tg_dispatch_key {
-    TG_KEY_CPU = 0,
-    TG_KEY_CUDA = 1,
-    TG_KEY_BACKEND_FIRST = 2,
-    TG_KEY_BACKEND_LAST = 7,
-    TG_KEY_AUTOGRAD = 8, /* the generated kernels that record backward nodes */
-    TG_NUM_KEYS = 9
-} tg_dispatch_key;
-typedef uint64_t tg_keyset;
-/* "CPU", "CUDA", "Autograd", or a backend's name. */
-const char *tg_dispatch_key_name(int key);
-
-/* ------------------------------------------------------------------ device backends */
-/* What a device backend provides: memory on its devices and raw byte copies between the host
- * and a device (and within a device). `op` names the operator for error messages. alloc
- * returns NULL after recording an error (or leaves a generic out-of-memory error to the
- * caller); copy returns 0, or -1 with an error. */
-typedef struct tg_device_hooks {
-    void *(*alloc)(const char *op, size_t nbytes, tg_device device);
-    void (*free)(void *p, size_t nbytes, tg_device device);
-    int (*copy)(void *dst, tg_device dst_device, const void *src, tg_device src_device,
-                size_t nbytes);
-} tg_device_hooks;
-
-/* Registers a device backend named `name` (an identifier, not "cpu" or "cuda"; shown in
- * messages and printed tensors as "name:0"). Returns its device type, which is also its
- * dispatch key (TG_KEY_BACKEND_FIRST..TG_KEY_BACKEND_LAST), or -1 with an error (a bad or taken
- * name, missing hooks, all six backend slots used). Tensors are made on it through any
- * factory's `.device = TG_DEVICE_OF(type, 0)` or tg_to_device; operators on them run the
- * kernels registered for its key, else its fallback, else fail naming the operator and key.
- * `hooks` must outlive the process. */
-int tg_backend_register(const char *name, const tg_device_hooks *hooks);
-#define TG_DEVICE_OF(type, index) ((tg_device){ (int8_t)(type), (int8_t)(index) })
 
 /* ------------------------------------------------------------------ kernels and fallbacks */
 /* An unboxed kernel, cast to tg_fnptr: a function taking every argument of the operator in

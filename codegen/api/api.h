@@ -5,6 +5,8 @@
 #define TGEN_API_H
 
 #include "spec/model.h"
+/* The schema type table, shared with the runtime (pure data, no declarations). */
+#include "../../runtime/dispatch/schema_types.h"
 
 /* ------------------------------------------------------------------ names (api_names.c) */
 
@@ -35,46 +37,37 @@ const char *tga_result_struct_name(tgm_arena *a, const char *prefix, const tgm_s
 
 /* ------------------------------------------------------------------ types (api_types.c) */
 
-/* Every schema type an emitted operator may use, after optional/list wrapping. */
+/* Every schema type an emitted operator may use, after optional/list wrapping: TGA_TENSOR,
+ * TGA_OPT_INT, ..., one per row of the type table the runtime shares with tgen (compiled in:
+ * runtime/dispatch/schema_types.h, TG_SCHEMA_KINDS), in its order. */
 typedef enum tga_kind {
     TGA_UNSUPPORTED,
-    TGA_TENSOR,
-    TGA_OPT_TENSOR,
-    TGA_TENSOR_LIST,
-    TGA_INT,
-    TGA_OPT_INT,
-    TGA_INT_LIST,
-    TGA_OPT_INT_LIST,
-    TGA_DOUBLE,
-    TGA_OPT_DOUBLE,
-    TGA_BOOL,
-    TGA_OPT_BOOL,
-    TGA_DTYPE,
-    TGA_OPT_DTYPE,
-    TGA_LAYOUT,
-    TGA_OPT_LAYOUT,
-    TGA_DEVICE,
-    TGA_OPT_DEVICE,
-    TGA_MEMORY_FORMAT,
-    TGA_OPT_MEMORY_FORMAT,
-    TGA_OPT_GENERATOR,
-    TGA_STR,
-    TGA_OPT_STR,
-    TGA_OPT_TENSOR_LIST, /* Tensor?[]: a tg_tensor_list whose elements may be NULL */
-    TGA_FLOAT_LIST,      /* float[], Scalar[] */
-    TGA_OPT_FLOAT_LIST,
-    TGA_BOOL_LIST, /* bool[N] */
-    TGA_OPT_BOOL_LIST,
-    TGA_STR_LIST, /* str[], Dimname[] */
-    TGA_OPT_STR_LIST,
-    TGA_STORAGE,
-    TGA_OPT_STORAGE,
-    TGA_STREAM,
-    TGA_QSCHEME,
-    TGA_OPT_QSCHEME,
-    TGA_QUANTIZER, /* ConstQuantizerPtr */
-    TGA_KIND_COUNT
+#define TGA__KIND(kind, ...) TGA_##kind,
+    TG_SCHEMA_KINDS(TGA__KIND)
+#undef TGA__KIND
+        TGA_KIND_COUNT
 } tga_kind;
+
+/* A kind's row of the type table (see schema_types.h for what each field means). */
+typedef struct tga_kind_info {
+    const char *spellings; /* "int SymInt DeviceIndex" */
+    const char *ctype;     /* "int64_t" */
+    const char *suffix;    /* "int": tg__box_int, tg__unbox_int, ... */
+    const char *form;      /* "value", "opt_same", "written", ... */
+    const char *tag;       /* "TG_IV_INT" */
+    const char *none;      /* "{ false, 0 }", "TG_DTYPE_NONE", "" */
+    const char *some;      /* "{ true, %s }", "%s", "" */
+    const char *error;     /* a result's error value, "" when it cannot be a result */
+} tga_kind_info;
+const tga_kind_info *tga_kind_row(tga_kind k); /* NULL for TGA_UNSUPPORTED */
+/* The member of tg_ivalue's union that holds the kind's tag ("i", "ints"). */
+const char *tga_kind_member(tga_kind k);
+/* The kind's first spelling, for messages ("int", "Scalar?", "Tensor?[]"). */
+const char *tga_kind_text(tgm_arena *a, tga_kind k);
+/* An optional kind (its form is opt_*): None is a value of it (its `none`). */
+bool tga_kind_is_optional(tga_kind k);
+/* A kind an operator may return (its row gives an error value). */
+bool tga_kind_is_result(tga_kind k);
 
 tga_kind tga_type_kind(const tgm_type *t);
 /* The C type: "tg_tensor *", "tg_int_list", ... (NULL for TGA_UNSUPPORTED). */
@@ -83,7 +76,7 @@ const char *tga_ctype(tga_kind k);
 const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name);
 /* The suffix of the boxed-value helpers generated code calls for a kind: `tg__unbox_<suffix>`
  * reads one argument from the stack, `tg__box_<suffix>` pushes one, `tg__push_<suffix>` pushes
- * a result (runtime/dispatch/op_glue.h). */
+ * a result (runtime/dispatch/op_glue.h and the generated tg_boxing.h). */
 const char *tga_box_suffix(tga_kind k);
 /* The schema type as written, for messages: "Tensor?[]", "int[2]". */
 const char *tga_type_text(tgm_arena *a, const tgm_type *t);

@@ -49,22 +49,14 @@ static int build_args(tgm_arena *a, tga_op *op)
     return errors;
 }
 
-/* The kinds a result may have: a Tensor[] or int[] return owns its array (docs/c-api.md,
- * "Results"); an int[] only alone (a struct field owning an array of ints: not yet). */
+/* The kinds a result may have (those the type table gives an error value): a Tensor[] or
+ * int[] return owns its array (docs/c-api.md, "Results"); an int[] only alone (a struct field
+ * owning an array of ints: not yet). */
 static tga_kind ret_kind(const tgm_type *t, bool in_tuple)
 {
     tga_kind k = tga_type_kind(t);
-    switch (k) {
-    case TGA_TENSOR:
-    case TGA_TENSOR_LIST:
-    case TGA_INT:
-    case TGA_DOUBLE:
-    case TGA_BOOL:
-    case TGA_DTYPE:
-    case TGA_QSCHEME: return k;
-    case TGA_INT_LIST: return in_tuple ? TGA_UNSUPPORTED : k;
-    default: return TGA_UNSUPPORTED;
-    }
+    if (!tga_kind_is_result(k) || (k == TGA_INT_LIST && in_tuple)) return TGA_UNSUPPORTED;
+    return k;
 }
 
 static int build_rets(tgm_arena *a, tga_op *op)

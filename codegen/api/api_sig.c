@@ -74,16 +74,8 @@ const char *tga_error_value(tgm_arena *a, const tga_op *op)
 {
     if (op->ret_struct) return tgs_fmt(a, "(%s){ 0 }", op->ret_struct);
     if (op->nrets == 0) return "-1"; /* `-> ()`: the status */
-    switch (op->rets[0].kind) {
-    case TGA_INT: return "0";
-    case TGA_DOUBLE: return "NAN";
-    case TGA_BOOL: return "false";
-    case TGA_DTYPE: return "TG_DTYPE_NONE";
-    case TGA_QSCHEME: return "TG_QSCHEME_NONE";
-    case TGA_TENSOR_LIST: return "(tg_tensor_list){ NULL, 0 }";
-    case TGA_INT_LIST: return "(tg_int_list){ NULL, 0 }";
-    default: return "NULL";
-    }
+    const tga_kind_info *r = tga_kind_row(op->rets[0].kind);
+    return r && r->error[0] ? r->error : "NULL";
 }
 
 const char *tga_public_call(tgm_arena *a, const tga_op *op, const char *const *args)

@@ -1,5 +1,6 @@
 /* Schema types as C types, defaults as C expressions, and the boxed-value helper each type
- * uses (docs/generated-code.md, "Type mapping"). Pure functions of the model. */
+ * uses (docs/generated-code.md, "Type mapping"), from the type table tgen shares with the
+ * runtime (runtime/dispatch/schema_types.h, compiled in). Pure functions of the model. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,98 +9,88 @@
 #include "api/api.h"
 #include "base/strbuf.h"
 
-typedef struct kind_info {
-    const char *ctype; /* C type of parameters, fields and kernel arguments */
-    const char *box;   /* suffix of the generated unbox_/box_ helpers */
-} kind_info;
-
-static const kind_info kinds[TGA_KIND_COUNT] = {
-    [TGA_UNSUPPORTED] = { NULL, NULL },
-    [TGA_TENSOR] = { "tg_tensor *", "tensor" },
-    [TGA_OPT_TENSOR] = { "tg_tensor *", "opt_tensor" },
-    [TGA_TENSOR_LIST] = { "tg_tensor_list", "tensor_list" },
-    [TGA_INT] = { "int64_t", "int" },
-    [TGA_OPT_INT] = { "tg_opt_int", "opt_int" },
-    [TGA_INT_LIST] = { "tg_int_list", "int_list" },
-    [TGA_OPT_INT_LIST] = { "tg_int_list", "opt_int_list" },
-    [TGA_DOUBLE] = { "double", "double" },
-    [TGA_OPT_DOUBLE] = { "tg_opt_float", "opt_double" },
-    [TGA_BOOL] = { "bool", "bool" },
-    [TGA_OPT_BOOL] = { "tg_opt_bool", "opt_bool" },
-    [TGA_DTYPE] = { "tg_dtype", "dtype" },
-    [TGA_OPT_DTYPE] = { "tg_dtype", "opt_dtype" },
-    [TGA_LAYOUT] = { "tg_layout", "layout" },
-    [TGA_OPT_LAYOUT] = { "tg_layout", "opt_layout" },
-    [TGA_DEVICE] = { "tg_device", "device" },
-    [TGA_OPT_DEVICE] = { "tg_device", "opt_device" },
-    [TGA_MEMORY_FORMAT] = { "tg_memory_format", "memory_format" },
-    [TGA_OPT_MEMORY_FORMAT] = { "tg_memory_format", "opt_memory_format" },
-    [TGA_OPT_GENERATOR] = { "tg_generator *", "opt_generator" },
-    [TGA_STR] = { "const char *", "str" },
-    [TGA_OPT_STR] = { "const char *", "opt_str" },
-    [TGA_OPT_TENSOR_LIST] = { "tg_tensor_list", "opt_tensor_list" },
-    [TGA_FLOAT_LIST] = { "tg_float_list", "float_list" },
-    [TGA_OPT_FLOAT_LIST] = { "tg_float_list", "opt_float_list" },
-    [TGA_BOOL_LIST] = { "tg_bool_list", "bool_list" },
-    [TGA_OPT_BOOL_LIST] = { "tg_bool_list", "opt_bool_list" },
-    [TGA_STR_LIST] = { "tg_str_list", "str_list" },
-    [TGA_OPT_STR_LIST] = { "tg_str_list", "opt_str_list" },
-    [TGA_STORAGE] = { "tg_storage *", "storage" },
-    [TGA_OPT_STORAGE] = { "tg_storage *", "opt_storage" },
-    [TGA_STREAM] = { "tg_stream", "int" }, /* a stream id: boxed as an int */
-    [TGA_QSCHEME] = { "tg_quant_scheme", "qscheme" },
-    [TGA_OPT_QSCHEME] = { "tg_quant_scheme", "opt_qscheme" },
-    [TGA_QUANTIZER] = { "const tg_quantizer *", "quantizer" },
+/* The type table's tags and kinds (runtime/dispatch/schema_types.h), as text. */
+typedef struct tag_info {
+    const char *tag, *member;
+} tag_info;
+static const tag_info tags[] = {
+#define TAG(tag, name, member) { "TG_IV_" #tag, member },
+    TG_IVALUE_TAGS(TAG)
+#undef TAG
 };
 
-/* The kind of a type written plainly, with `?`, as a list, and as an optional list; a
- * combination a type does not have is TGA_UNSUPPORTED, and so is any list of optional
- * elements but Tensor?[]. */
-static tga_kind pick(const tgm_type *t, tga_kind plain, tga_kind opt, tga_kind list,
-                     tga_kind opt_list)
+static const tga_kind_info kinds[TGA_KIND_COUNT] = {
+#define KIND(kind, spellings, ctype, suffix, form, tag, none, some, error) \
+    [TGA_##kind] = { spellings, ctype, suffix, form, "TG_IV_" #tag, none, some, error },
+    TG_SCHEMA_KINDS(KIND)
+#undef KIND
+};
+
+const tga_kind_info *tga_kind_row(tga_kind k)
 {
-    if (!t->is_list) return t->elem_optional ? opt : plain;
-    if (t->elem_optional) return TGA_UNSUPPORTED;
-    return t->list_optional ? opt_list : list;
+    return k > TGA_UNSUPPORTED && k < TGA_KIND_COUNT ? &kinds[k] : NULL;
 }
 
+const char *tga_kind_member(tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    for (size_t i = 0; r && i < sizeof tags / sizeof *tags; i++)
+        if (!strcmp(tags[i].tag, r->tag)) return tags[i].member;
+    return NULL;
+}
+
+/* Whether `word` is one of the space-separated words of `list`. */
+static bool has_word(const char *list, const char *word)
+{
+    size_t n = strlen(word);
+    for (const char *p = list; (p = strstr(p, word)); p += n)
+        if ((p == list || p[-1] == ' ') && (p[n] == ' ' || p[n] == '\0')) return true;
+    return false;
+}
+
+/* The kind of a type: the row whose spellings hold it as written without alias annotations
+ * and list sizes ("int[]?" for `int[2]? x`); TGA_UNSUPPORTED when none does. */
 tga_kind tga_type_kind(const tgm_type *t)
 {
-    const tga_kind none = TGA_UNSUPPORTED;
-    switch (t->base) {
-    case TGM_TENSOR:
-        if (t->is_list && t->elem_optional)
-            return t->list_optional ? TGA_UNSUPPORTED : TGA_OPT_TENSOR_LIST;
-        return pick(t, TGA_TENSOR, TGA_OPT_TENSOR, TGA_TENSOR_LIST, none);
-    case TGM_INT:
-    case TGM_SYMINT:
-    case TGM_DEVICE_INDEX: /* int64_t, wider than PyTorch's int8: any index fits */
-        return pick(t, TGA_INT, TGA_OPT_INT, TGA_INT_LIST, TGA_OPT_INT_LIST);
-    case TGM_FLOAT:
-    case TGM_SYMFLOAT:
-    case TGM_SCALAR: /* a Scalar is a double, Scalar[] a list of them */
-        return pick(t, TGA_DOUBLE, TGA_OPT_DOUBLE, TGA_FLOAT_LIST, TGA_OPT_FLOAT_LIST);
-    case TGM_BOOL:
-    case TGM_SYMBOOL: return pick(t, TGA_BOOL, TGA_OPT_BOOL, TGA_BOOL_LIST, TGA_OPT_BOOL_LIST);
-    case TGM_SCALAR_TYPE: return pick(t, TGA_DTYPE, TGA_OPT_DTYPE, none, none);
-    case TGM_LAYOUT: return pick(t, TGA_LAYOUT, TGA_OPT_LAYOUT, none, none);
-    case TGM_DEVICE: return pick(t, TGA_DEVICE, TGA_OPT_DEVICE, none, none);
-    case TGM_MEMORY_FORMAT: return pick(t, TGA_MEMORY_FORMAT, TGA_OPT_MEMORY_FORMAT, none, none);
-    /* A Generator is a pointer either way; NULL means the default generator. */
-    case TGM_GENERATOR: return pick(t, TGA_OPT_GENERATOR, TGA_OPT_GENERATOR, none, none);
-    /* A Dimname is the dimension's name: tensorgen has no named tensors. */
-    case TGM_STR:
-    case TGM_DIMNAME: return pick(t, TGA_STR, TGA_OPT_STR, TGA_STR_LIST, TGA_OPT_STR_LIST);
-    case TGM_STORAGE: return pick(t, TGA_STORAGE, TGA_OPT_STORAGE, none, none);
-    case TGM_STREAM: return pick(t, TGA_STREAM, none, none, none);
-    case TGM_QSCHEME: return pick(t, TGA_QSCHEME, TGA_OPT_QSCHEME, none, none);
-    case TGM_CONST_QUANTIZER_PTR: return pick(t, TGA_QUANTIZER, none, none, none);
-    default: return TGA_UNSUPPORTED;
-    }
+    char spelling[64];
+    snprintf(spelling, sizeof spelling, "%s%s%s%s", tgm_base_name(t->base),
+             t->elem_optional ? "?" : "", t->is_list ? "[]" : "",
+             t->is_list && t->list_optional ? "?" : "");
+    for (int k = TGA_UNSUPPORTED + 1; k < TGA_KIND_COUNT; k++)
+        if (has_word(kinds[k].spellings, spelling)) return (tga_kind)k;
+    return TGA_UNSUPPORTED;
 }
 
-const char *tga_ctype(tga_kind k) { return kinds[k].ctype; }
-const char *tga_box_suffix(tga_kind k) { return kinds[k].box; }
+const char *tga_ctype(tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    return r ? r->ctype : NULL;
+}
+
+const char *tga_box_suffix(tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    return r ? r->suffix : NULL;
+}
+
+const char *tga_kind_text(tgm_arena *a, tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    const char *s = r ? r->spellings : "";
+    return tgm_strndup(a, s, strcspn(s, " "));
+}
+
+bool tga_kind_is_optional(tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    return r && !strncmp(r->form, "opt_", 4);
+}
+
+bool tga_kind_is_result(tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    return r && r->error[0];
+}
 
 bool tga_kind_is_tensor(tga_kind k)
 {
@@ -122,7 +113,7 @@ const char *tga_list_elem_ctype(tga_kind k)
 
 const char *tga_cdecl(tgm_arena *a, tga_kind k, const char *name)
 {
-    const char *c = kinds[k].ctype;
+    const char *c = tga_ctype(k);
     size_t n = strlen(c);
     if (n && c[n - 1] == '*') return tgs_fmt(a, "%s%s", c, name);
     return tgs_fmt(a, "%s %s", c, name);
@@ -200,31 +191,11 @@ static const char *map_ident(const ident_map *m, const char *text)
     return NULL;
 }
 
-/* Struct-valued defaults are brace lists, not the TG_NONE_* compound literals: gcc warns
- * (-Woverride-init-side-effects, on by default) when a caller's designated initializer
- * overrides a compound literal, because creating one counts as a side effect. */
-static const char *none_expr(tga_kind k)
-{
-    switch (k) {
-    case TGA_OPT_TENSOR:
-    case TGA_OPT_GENERATOR:
-    case TGA_OPT_STORAGE:
-    case TGA_OPT_STR: return "NULL";
-    case TGA_OPT_INT: return "{ false, 0 }";
-    case TGA_OPT_INT_LIST:
-    case TGA_OPT_FLOAT_LIST:
-    case TGA_OPT_BOOL_LIST:
-    case TGA_OPT_STR_LIST: return "{ NULL, 0 }";
-    case TGA_OPT_DOUBLE: return "{ false, 0 }";
-    case TGA_OPT_BOOL: return "{ false, false }";
-    case TGA_OPT_DTYPE: return "TG_DTYPE_NONE";
-    case TGA_OPT_LAYOUT: return "TG_LAYOUT_NONE";
-    case TGA_OPT_DEVICE: return "{ TG_DEVICE_NONE, -1 }";
-    case TGA_OPT_MEMORY_FORMAT: return "TG_MEMORY_FORMAT_NONE";
-    case TGA_OPT_QSCHEME: return "TG_QSCHEME_NONE";
-    default: return NULL;
-    }
-}
+/* An optional kind's None, from its row (struct-valued ones are brace lists, not the TG_NONE_*
+ * compound literals: gcc warns, -Woverride-init-side-effects, on by default, when a caller's
+ * designated initializer overrides a compound literal, because creating one counts as a side
+ * effect); NULL for a kind that is not optional. */
+static const char *none_expr(tga_kind k) { return tga_kind_is_optional(k) ? kinds[k].none : NULL; }
 
 /* A floating literal as C reads it: the schema's text when it is a plain number. */
 static const char *double_expr(tgm_arena *a, const tgm_default *d)
@@ -288,13 +259,14 @@ static const char *ident_expr(tga_kind k, const char *text)
     }
 }
 
-/* The optional kinds wrap the plain value: `int? x=2` -> { true, 2 } (a brace list, see
- * none_expr). */
+/* The optional kinds wrap the plain value as their row's `some` says: `int? x=2` ->
+ * { true, 2 } (a brace list, see none_expr). */
 static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v)
 {
-    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL)
-        return tgs_fmt(a, "{ true, %s }", v);
-    return v;
+    const char *some = tga_kind_is_optional(k) ? kinds[k].some : "";
+    const char *at = strstr(some, "%s");
+    if (!at) return v;
+    return tgs_fmt(a, "%.*s%s%s", (int)(at - some), some, v, at + 2);
 }
 
 /* The values of a float list default, "0.5, 2" (d->n of them). */

@@ -1,4 +1,6 @@
-/* generated/tg_boxed_<k>.c: one boxed caller per operator, in the shard of its group. */
+/* generated/tg_boxed_<k>.c: one boxed caller per operator, in the shard of its group; and, for
+ * tensorgen's own spec, generated/tg_boxing.h: the boxing helpers of the schema types, from the
+ * type table. */
 #include <string.h>
 
 #include "emit/emit_internal.h"
@@ -70,8 +72,81 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
     return tgt_render_str(t, e, c->arena);
 }
 
+/* ------------------------------------------------------------------ tg_boxing.h */
+
+/* C text of a table value as an expression of type ctype: a brace list becomes a compound
+ * literal ("(tg_opt_int){ false, 0 }"). */
+static const char *typed(tge_ctx *c, const char *ctype, const char *value)
+{
+    return value[0] == '{' ? tgs_fmt(c->arena, "(%s)%s", ctype, value) : value;
+}
+
+/* The holes of kind k's templates. An optional kind's plain kind is the one whose suffix is
+ * its own without "opt_". */
+static tgt_env *kind_env(tge_ctx *c, tga_kind k)
+{
+    const tga_kind_info *r = tga_kind_row(k);
+    tgt_env *e = tge_env(c);
+    tgt_set(e, "spellings", r->spellings);
+    tgt_set(e, "spelling", tga_kind_text(c->arena, k));
+    tgt_set(e, "ctype", r->ctype);
+    tgt_set(e, "v_decl", tga_cdecl(c->arena, k, "v"));
+    tgt_set(e, "out_decl", tga_cdecl(c->arena, k, "*out"));
+    tgt_set(e, "suffix", r->suffix);
+    tgt_set(e, "tag", r->tag);
+    tgt_set(e, "member", tga_kind_member(k));
+    tgt_set(e, "none", typed(c, r->ctype, r->none));
+    tgt_set(e, "error", r->error);
+    tgt_setf(e, "empty", "tg__empty_%s_storage", r->suffix);
+    if (!tga_kind_is_optional(k)) return e;
+    const char *plain = r->suffix + strlen("opt_");
+    tga_kind pk = TGA_UNSUPPORTED;
+    for (int i = TGA_UNSUPPORTED + 1; i < TGA_KIND_COUNT && !pk; i++)
+        if (!strcmp(tga_box_suffix((tga_kind)i), plain)) pk = (tga_kind)i;
+    const char *at = strstr(r->some, "%s");
+    const char *some =
+        at ? tgs_fmt(c->arena, "%.*svalue%s", (int)(at - r->some), r->some, at + 2) : "value";
+    tgt_set(e, "plain", plain);
+    tgt_set(e, "plain_spelling", pk ? tga_kind_text(c->arena, pk) : plain);
+    tgt_set(e, "plain_decl", tga_cdecl(c->arena, pk ? pk : k, "value"));
+    tgt_set(e, "some", typed(c, r->ctype, some));
+    return e;
+}
+
+/* Renders templates/tg_boxing_<name>.h.in for kind k into out. */
+static void render_kind(tge_ctx *c, tgs_list *out, const char *name, tga_kind k)
+{
+    tgt_template t = tge_template(c, tgs_fmt(c->arena, "tg_boxing_%s.h.in", name));
+    const char *text = tgt_render_str(&t, kind_env(c, k), c->arena);
+    if (text) tgs_list_add(out, c->arena, text);
+}
+
+/* The helpers of every kind whose form is generated: the plain kinds first, then the optional
+ * ones (which call their plain kind's). Only for tensorgen's own spec: an operator library's
+ * generated code includes the installed tg_boxing.h through dispatch/op_glue.h. */
+static void emit_boxing(tge_ctx *c)
+{
+    if (c->model->ns) return;
+    tgs_list items = { 0 };
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = TGA_UNSUPPORTED + 1; i < TGA_KIND_COUNT; i++) {
+            tga_kind k = (tga_kind)i;
+            const char *form = tga_kind_row(k)->form;
+            if (!strcmp(form, "written") || !strcmp(form, "alias")) continue;
+            if (tga_kind_is_optional(k) != (pass == 1)) continue;
+            render_kind(c, &items, form, k);
+            if (tga_kind_is_optional(k)) render_kind(c, &items, "optional", k);
+            if (tga_kind_is_result(k))
+                render_kind(c, &items, tgs_fmt(c->arena, "%s_result", form), k);
+        }
+    tgt_env *e = tge_env(c);
+    tgt_set_list(e, "kinds", &items);
+    tge_render_file(c, "tg_boxing.h.in", e, c->opts->out_dir, tge_out_name(c, "boxing.h"));
+}
+
 void tge_emit_boxed(tge_ctx *c)
 {
+    emit_boxing(c);
     static const char *const sections[] = { "callers" };
     tge_shard_kind *k = tge_shard_kind_get(c, "boxed", "tg_boxed.c.in", sections, 1);
     tgt_template t = tge_template(c, "tg_boxed_caller.c.in");

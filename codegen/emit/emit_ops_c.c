@@ -61,18 +61,11 @@ static const char *call_args(tge_ctx *c, const tga_op *op)
     return tgs_list_join(&args, c->arena, ", ");
 }
 
+/* The suffix of a result's tg__boxed_result_ helper: its kind's (a Tensor when unknown). */
 static const char *result_suffix(tga_kind k)
 {
-    switch (k) {
-    case TGA_INT: return "int";
-    case TGA_DOUBLE: return "double";
-    case TGA_BOOL: return "bool";
-    case TGA_TENSOR_LIST: return "tensor_list";
-    case TGA_DTYPE: return "dtype";
-    case TGA_QSCHEME: return "qscheme";
-    case TGA_INT_LIST: return "int_list";
-    default: return "tensor";
-    }
+    const char *s = tga_box_suffix(k);
+    return s ? s : "tensor";
 }
 
 /* The kernel call and the return. The kernel runs with scope recording suspended (what its

@@ -10,7 +10,7 @@
  * applies to the gradient of the node's forward output `input_nr`; in a leaf's meta it
  * applies to the leaf's gradient. A retain_grad entry has fn == NULL and `retain` set: the
  * tensor whose .grad receives the gradient. It is a weak pointer: the tensor removes its
- * entry when it dies (tg__autograd_meta_free). */
+ * entry when it dies (meta.c's autograd_meta_free). */
 struct tg_hook_list {
     struct tg_hook_list *next;
     tg_grad_hook fn;
@@ -62,6 +62,8 @@ int tg__fw_copy_detached(tg_tensor *dst, const tg_tensor *src);
 
 /* meta.c: t's meta, created (zeroed) when missing; NULL + error on OOM. */
 struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t);
+/* meta.c: the accumulated .grad of a meta (a new reference or NULL). */
+tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *m);
 
 /* node.c */
 /* Small blocks for nodes and metas from a per-thread cache (malloc when it is empty);

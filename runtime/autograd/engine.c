@@ -92,24 +92,12 @@ static void ws_thread_exit(void *unused)
 }
 static void ws_key_init(void) { pthread_key_create(&ws_key, ws_thread_exit); }
 
-/* Grows *p (elements of size sz) to hold at least `need`; false on OOM. */
-static bool grow(void **p, int64_t *cap, int64_t need, size_t sz, int64_t first)
-{
-    if (need <= *cap) return true;
-    int64_t c = *cap ? *cap : first;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * sz);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
 #define GROW32(ws, arr, cap, need) \
     grow_i32((void **)&(ws)->arr, &(ws)->cap, (need), sizeof *(ws)->arr)
 static bool grow_i32(void **p, int32_t *cap, int64_t need, size_t sz)
 {
     int64_t c = *cap;
-    if (!grow(p, &c, need, sz, 16)) return false;
+    if (!tg__array_reserve(p, &c, need, sz, 16)) return false;
     if (c > INT32_MAX) return false;
     *cap = (int32_t)c;
     return true;
@@ -317,17 +305,6 @@ static bool same_shape(const tg_tensor *t, const tg_output_meta *m)
     return true;
 }
 
-/* PyTorch's is_expandable_to(m, grad): m broadcasts to grad's shape. */
-static bool expandable(const tg_output_meta *m, const tg_tensor *g)
-{
-    if (m->ndim > g->ndim) return false;
-    for (int64_t i = 1; i <= m->ndim; i++) {
-        int64_t a = m->sizes[m->ndim - i], b = g->sizes[g->ndim - i];
-        if (a != b && a != 1) return false;
-    }
-    return true;
-}
-
 /* Checks gradient g (owned) that `fn` produced at index j against the metadata its consumer
  * expects, reducing a broadcast gradient and casting its dtype. Returns the gradient to use
  * (owned), or NULL + error (g released). */
@@ -346,7 +323,7 @@ static tg_tensor *validate_grad(const tg_node *fn, int j, tg_tensor *g, const tg
         tg_release(g);
         return NULL;
     }
-    if (!shape_ok && !expandable(m, g)) {
+    if (!shape_ok && !tg__expandable_to(m->sizes, m->ndim, g->sizes, g->ndim)) {
         tg__error(NULL,
                   "Function %s returned an invalid gradient at index %d - got %s but "
                   "expected shape compatible with %s",
@@ -371,7 +348,8 @@ static int buffer_add(workspace *ws, int32_t e, int32_t input_nr, tg_tensor *g)
     entry *en = &ws->entries[e];
     if (en->buf < 0) {
         int k = en->node->num_outputs;
-        if (!grow((void **)&ws->bufs, &ws->capbufs, ws->nbufs + k, sizeof *ws->bufs, 64)) {
+        if (!tg__array_reserve((void **)&ws->bufs, &ws->capbufs, ws->nbufs + k, sizeof *ws->bufs,
+                               64)) {
             tg_release(g);
             return tg__fail("backward", "out of memory");
         }

@@ -24,8 +24,9 @@ struct tg_autograd_meta *tg__autograd_meta_get(tg_tensor *t)
     return m;
 }
 
-/* Called by tensor_destroy. The accumulator, if any, is already gone: it held the tensor. */
-void tg__autograd_meta_free(struct tg_autograd_meta *m)
+/* Called by core's tensor_destroy, through the hook registered below. The accumulator, if
+ * any, is already gone: it held the tensor. */
+static void autograd_meta_free(struct tg_autograd_meta *m)
 {
     if (!m) return;
     tg_node *fn = m->grad_fn;
@@ -48,6 +49,14 @@ void tg__autograd_meta_free(struct tg_autograd_meta *m)
     tg_autograd_node_release(fn);
 }
 
+/* Core frees a dying tensor's meta through this hook (core never calls autograd by name). A
+ * constructor registers it: every meta is made by tg__autograd_meta_get above, in this file,
+ * so the hook is set before any tensor has a meta. */
+__attribute__((constructor)) static void register_meta_free(void)
+{
+    tg__register_autograd_meta_free(autograd_meta_free);
+}
+
 tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm)
 {
     struct tg_autograd_meta *m = (struct tg_autograd_meta *)cm;
@@ -55,6 +64,12 @@ tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *cm)
     tg_tensor *g = tg_retain(m->grad);
     tg__meta_unlock(m);
     return g;
+}
+
+tg_tensor *tg_tensor_grad(const tg_tensor *t)
+{
+    if (!t || !t->autograd) return NULL;
+    return tg_scope_track(tg__autograd_meta_grad(t->autograd));
 }
 
 void tg_tensor_set_grad(tg_tensor *t, tg_tensor *grad)

@@ -11,7 +11,8 @@
 #define TG_CORE_CORE_H
 
 #include "tg_core.h"
-#include "tg_library.h" /* tg_device_hooks, dispatch keys */
+#include "tg_backend.h" /* tg_device_hooks, dispatch keys */
+#include "tg_kernel.h"  /* tg_copy_to_out, tg_wrap_scalar, tg_tensor_copy */
 #include <stdarg.h>
 
 /* CUDA kernels (.cu, compiled as C++) include this header too. */
@@ -20,14 +21,6 @@
 extern "C" {
 #else
 #define TG__ALIGNAS(n) _Alignas(n)
-#endif
-
-/* Marks static inline helpers a translation unit may leave unused (compilers that warn about unused static
- * inline functions in headers stay quiet). */
-#if defined(__GNUC__)
-#define TG__UNUSED __attribute__((unused))
-#else
-#define TG__UNUSED
 #endif
 
 /* ------------------------------------------------------------------ storage and tensors */
@@ -138,7 +131,7 @@ void tg__cpu_allocator_empty_cache(void);
 size_t tg__cpu_allocator_cached_bytes(void);
 /* ------------------------------------------------------------------ device hooks (device.c) */
 /* A device other than the CPU plugs in at load time: its backend registers its hooks
- * (tg_device_hooks, tg_library.h: memory and raw byte copies), its copy_ kernel the strided
+ * (tg_device_hooks, tg_backend.h: memory and raw byte copies), its copy_ kernel the strided
  * copy. CUDA has a fixed device type (TG_CUDA) whose backend, libtensorgen_cuda, registers
  * with tg__register_device_hooks; backends registered at run time (tg_backend_register) get
  * types 2 to 7. tg__empty on a device without hooks fails with an error saying so. */
@@ -343,11 +336,6 @@ double tg__random_uniform(tg_generator *g); /* [0, 1) */
 double tg__random_normal(tg_generator *g);  /* N(0, 1) */
 /* n draws under one lock (for kernels filling tensors; same stream as n single calls). */
 void tg__random_u64_n(tg_generator *g, uint64_t *out, int64_t n);
-
-/* Provided by runtime/autograd: frees a tensor's autograd meta when the tensor dies, and
- * returns the accumulated .grad (a new reference or NULL). */
-void tg__autograd_meta_free(struct tg_autograd_meta *m);
-tg_tensor *tg__autograd_meta_grad(const struct tg_autograd_meta *m);
 
 #ifdef __cplusplus
 }

@@ -1,5 +1,5 @@
 /* Devices other than the CPU: the hooks a device backend registers, and the backends
- * registered at run time (tg_backend_register, tg_library.h).
+ * registered at run time (tg_backend_register, tg_backend.h).
  *
  * The core never calls a device's runtime or its kernels by name. A backend registers its hooks
  * (memory and raw byte copies, given the operator's name for errors), and the device's copy_

@@ -38,6 +38,14 @@ static inline bool tg__ref_dec(int64_t *rc)
 }
 static inline void tg__ref_inc(int64_t *rc) { __atomic_add_fetch(rc, 1, __ATOMIC_RELAXED); }
 
+/* tensor.c: what the rooms above core register, so that core never calls them by name (as
+ * device backends register their hooks, device.c). Autograd registers how a dying tensor's
+ * autograd meta is freed (autograd/meta.c); the profiler sets an observer of tensor memory
+ * while a session records memory (nbytes > 0 allocated, < 0 freed), and NULL when it stops. */
+void tg__register_autograd_meta_free(void (*fn)(struct tg_autograd_meta *m));
+typedef void (*tg__memory_observer)(int64_t nbytes, tg_device device);
+void tg__set_memory_observer(tg__memory_observer fn);
+
 /* dtype.c */
 extern tg_dtype tg__default_dtype_value;
 static inline bool tg__is_float(tg_dtype t)
@@ -58,6 +66,15 @@ static inline bool tg__is_contiguous_fast(const tg_tensor *t)
     return tg__is_contiguous(t);
 }
 
+/* Whether sizes a (na dims) broadcast to sizes b (nb dims): PyTorch's is_expandable_to. */
+static inline bool tg__expandable_to(const int64_t *a, int64_t na, const int64_t *b, int64_t nb)
+{
+    if (na > nb) return false;
+    for (int64_t i = 1; i <= na; i++)
+        if (a[na - i] != b[nb - i] && a[na - i] != 1) return false;
+    return true;
+}
+
 /* copy_out.c: the conversion loop shared by tg__copy_into and iterator temporaries. */
 void tg__convert_loop(char *dst, tg_dtype dt, int64_t dstride, const char *src, tg_dtype st,
                       int64_t sstride, int64_t n);
@@ -71,5 +88,8 @@ typedef struct tg__text_buf {
 } tg__text_buf;
 void tg__text_put(tg__text_buf *b, const char *s, size_t n);
 void tg__text_printf(tg__text_buf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* text_buf.c: grows the array *arr of *cap elements of `elem` bytes to hold `need` (its
+ * capacity starting at `first` and doubling). false on out of memory (*arr is kept). */
+bool tg__array_reserve(void **arr, int64_t *cap, int64_t need, size_t elem, int64_t first);
 
 #endif

@@ -19,7 +19,6 @@
  * Live counters (tg_live_tensors/storages) are per-thread plain counters summed on demand, so
  * the hot path pays no atomic read-modify-write for leak accounting. */
 #include "core/rt_private.h"
-#include "profiler/profiler.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -180,24 +179,47 @@ static inline void block_owner_release(thread_state *me, tblock *b)
     if (tg__ref_dec(&b->owners)) block_free(me, b);
 }
 
-/* ------------------------------------------------------------------ storages */
+/* ------------------------------------------------------------------ what rooms above register
+ * Core never calls autograd or the profiler by name (as it never calls a device backend):
+ * they register what core must call, as devices register their hooks (device.c). */
 
-/* Tensor memory for the profiler (.profile_memory): every storage's bytes, the ones inside a
- * tensor's block included, when they are made and when they go. External memory is the
- * caller's and is not counted. */
-static inline bool prof_memory_on(void)
+/* Frees a tensor's autograd meta when the tensor dies. Registered by autograd (meta.c) before
+ * it makes the first meta: a tensor with a meta always finds it set. */
+static void (*autograd_meta_free)(struct tg_autograd_meta *m);
+
+void tg__register_autograd_meta_free(void (*fn)(struct tg_autograd_meta *m))
 {
-    return TG__UNLIKELY(__atomic_load_n(&tg__prof_memory_flag, __ATOMIC_RELAXED));
+    __atomic_store_n(&autograd_meta_free, fn, __ATOMIC_RELEASE);
 }
-static inline void prof_memory(int64_t nbytes, tg_device device)
+
+/* Tensor memory for an observer (the profiler's .profile_memory): every storage's bytes, the
+ * ones inside a tensor's block included, when they are made and when they go. External memory
+ * is the caller's and is not counted. The profiler sets the observer while a session records
+ * memory and clears it when the session stops; unset, this is one load and a branch. */
+static tg__memory_observer memory_observer;
+
+void tg__set_memory_observer(tg__memory_observer fn)
 {
-    if (prof_memory_on() && nbytes) tg__prof_memory(nbytes, device);
+    __atomic_store_n(&memory_observer, fn, __ATOMIC_RELAXED);
 }
+
+static inline tg__memory_observer memory_observed(void)
+{
+    return __atomic_load_n(&memory_observer, __ATOMIC_RELAXED);
+}
+static inline void report_memory(int64_t nbytes, tg_device device)
+{
+    tg__memory_observer fn = memory_observed();
+    if (TG__UNLIKELY(fn != NULL) && nbytes) fn(nbytes, device);
+}
+
+/* ------------------------------------------------------------------ storages */
 
 static inline void storage_free_data(tg_storage *s)
 {
-    if (prof_memory_on() && (s->alloc_kind & TG__DATA_MASK) != TG__DATA_EXTERNAL)
-        prof_memory(-(int64_t)s->nbytes, s->device);
+    if (TG__UNLIKELY(memory_observed() != NULL) &&
+        (s->alloc_kind & TG__DATA_MASK) != TG__DATA_EXTERNAL)
+        report_memory(-(int64_t)s->nbytes, s->device);
     switch (s->alloc_kind & TG__DATA_MASK) {
     case TG__DATA_CPU: tg__cpu_free(s->data, s->nbytes); break;
     case TG__DATA_DEVICE: {
@@ -227,7 +249,7 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
             return tg__fail(
                 op, "DefaultCPUAllocator: not enough memory: you tried to allocate %zu bytes.",
                 nbytes);
-        prof_memory((int64_t)nbytes, dev);
+        report_memory((int64_t)nbytes, dev);
         return 0;
     }
     const tg_device_hooks *a = tg__device_hooks((tg_device_type)dev.type);
@@ -242,7 +264,7 @@ static int storage_alloc_data(const char *op, tg_storage *s, size_t nbytes, tg_d
     if (!s->data)
         return tg__fail(op, "out of memory on device %s:%d. Tried to allocate %zu bytes.",
                         tg__device_type_name((tg_device_type)dev.type), dev.index, nbytes);
-    prof_memory((int64_t)nbytes, dev);
+    report_memory((int64_t)nbytes, dev);
     return 0;
 }
 
@@ -275,7 +297,7 @@ static void tensor_destroy(tg_tensor *t)
     tg_storage *s = t->storage;
     tg_tensor *base = t->view_base;
     thread_state *me = TG__TLS_ADDR(ts);
-    if (t->autograd) tg__autograd_meta_free(t->autograd);
+    if (t->autograd) __atomic_load_n(&autograd_meta_free, __ATOMIC_ACQUIRE)(t->autograd);
     count_add(me, &me->tensors, -1);
     if (s == &b->s) {
         if (tg__ref_dec(&s->refcount)) {
@@ -396,7 +418,7 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
         s->owns_data = true;
         s->deleter = NULL;
         s->deleter_ctx = NULL;
-        prof_memory((int64_t)nbytes, device);
+        report_memory((int64_t)nbytes, device);
     } else if (storage_alloc_data(op, s, nbytes, device)) {
         block_free(me, b);
         return NULL;
@@ -737,10 +759,4 @@ tg_tensor *tg_tensor_set_requires_grad(tg_tensor *t, bool requires_grad)
     }
     t->requires_grad = requires_grad;
     return t;
-}
-
-tg_tensor *tg_tensor_grad(const tg_tensor *t)
-{
-    if (!t || !t->autograd) return NULL;
-    return tg_scope_track(tg__autograd_meta_grad(t->autograd));
 }

@@ -51,3 +51,15 @@ void tg__text_printf(tg__text_buf *b, const char *fmt, ...)
     va_end(ap);
     b->n += (size_t)w;
 }
+
+bool tg__array_reserve(void **arr, int64_t *cap, int64_t need, size_t elem, int64_t first)
+{
+    if (need <= *cap) return true;
+    int64_t c = *cap ? *cap : first;
+    while (c < need) c *= 2;
+    void *p = realloc(*arr, (size_t)c * elem);
+    if (!p) return false;
+    *arr = p;
+    *cap = c;
+    return true;
+}

@@ -18,13 +18,6 @@
 extern "C" {
 #endif
 
-/* Marks static inline helpers a translation unit may leave unused. */
-#if defined(__GNUC__)
-#define TG__UNUSED __attribute__((unused))
-#else
-#define TG__UNUSED
-#endif
-
 /* One operator's row. `kernels[k]` is the unboxed kernel for key k (a function of the
  * operator's kernel type, cast to tg_fnptr), or NULL; rows are written only under the
  * registry's lock, and read with one atomic load (tg__row_kernel). `call_boxed` pops the

@@ -36,7 +36,7 @@ void tg_library_constructor(const tg_library *lib)
 }
 
 /* Whether `lib` (a registered library's descriptor) lives in the object behind `handle`. */
-bool tg__library_in(const tg_library *lib, void *handle)
+static bool library_in(const tg_library *lib, void *handle)
 {
     struct link_map *map = NULL;
     Dl_info info;
@@ -53,7 +53,7 @@ int tg_load_library(const char *path)
     int rc = 0;
     void *handle = dlopen(path, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
     if (handle) { /* loaded before: by this function, or linked into the program */
-        if (!tg__registry_has_library_in(handle))
+        if (!tg__registry_any_library(library_in, handle))
             rc = tg__fail(op, "'%s' is loaded, but registered no operator library", path);
         dlclose(handle); /* the reference RTLD_NOLOAD took */
         pthread_mutex_unlock(&load_lock);

@@ -1,14 +1,17 @@
 /* The glue that tgen's generated operator code calls: the fast path of dispatch used by every
  * generated function (tg_ops.c), and the boxing and unboxing of arguments and results for the
- * boxed callers (tg_boxed.c) and the functions' boxed path. Written by hand so that generated
- * files hold only per-operator code; tgen's templates include it (docs/generated-code.md,
- * "Dispatch", "Boxed calls"). Installed (as <tensorgen/dispatch/op_glue.h>): an operator
+ * boxed callers (tg_boxed.c) and the functions' boxed path. Kept out of the per-operator
+ * generated files, which hold only per-operator code; tgen's templates include it
+ * (docs/generated-code.md, "Dispatch", "Boxed calls"). Installed (as <tensorgen/dispatch/op_glue.h>): an operator
  * library's generated code includes it too, so it calls only public functions and
  * dispatch.h's.
  *
  * Everything is static inline: the stubs are on every operator call, and a translation unit
  * that uses only some of these helpers compiles warning-free. Ownership follows the stack's
- * rule (tg_library.h, tg_ivalue): a TENSOR on a tg_boxed_stack is a reference the stack owns. */
+ * rule (tg_library.h, tg_ivalue): a TENSOR on a tg_boxed_stack is a reference the stack owns.
+ * Written by hand, except most schema types' boxing helpers: tgen generates those from the
+ * type table (dispatch/schema_types.h) into tg_boxing.h, included below; none is written by a
+ * macro. */
 #ifndef TG_DISPATCH_OP_GLUE_H
 #define TG_DISPATCH_OP_GLUE_H
 
@@ -96,190 +99,144 @@ static inline TG__UNUSED tg_keyset tg__or_cpu(tg_keyset ks)
     return ks ? ks : (tg_keyset)1 << TG_KEY_CPU;
 }
 
-/* ------------------------------------------------------------------ boxing arguments
- * For the stubs' fallback path: tg__box_<type> pushes one argument of a C type (tgen's
- * tga_box_suffix names the type); a tensor is pushed as a new reference the stack owns. */
+/* ------------------------------------------------------------------ boxing
+ * Each schema type (a kind of dispatch/schema_types.h's table) has a pair of helpers:
+ * tg__box_<suffix> pushes an argument of its C type (the stubs' fallback path; a tensor is
+ * pushed as a new reference the stack owns), tg__unbox_<suffix> reads one into *out (the boxed
+ * callers of tg_boxed.c; borrowed: the stack keeps its references) and returns true when the
+ * value does not fit the type. A kind that can be a result has tg__push_<suffix> (the stack
+ * takes the kernel's result; 0, or -1 when the kernel failed, its error recorded) and
+ * tg__boxed_result_<suffix> (result i of the `n` a boxed call left, as the stub's return type;
+ * a missing or mistyped result gives the error value). The kinds with a shape of their own are
+ * written below; the others are generated from the table into tg_boxing.h, included after
+ * them. */
 
 static inline TG__UNUSED void tg__push_iv(tg_boxed_stack *s, tg_ivalue v)
 {
     if (s->n < TG_STACK_MAX) s->v[s->n++] = v;
 }
+static inline TG__UNUSED tg_ivalue *tg__boxed_result_at(tg_boxed_stack *s, int n, int i)
+{
+    return s->n >= n ? &s->v[s->n - n + i] : NULL;
+}
+
+/* ---- Tensor: NULL boxes as None; unboxing requires a tensor ---- */
+
 static inline TG__UNUSED void tg__box_tensor(tg_boxed_stack *s, tg_tensor *t)
 {
     tg__push_iv(s, t ? (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = tg_retain(t) }
                      : (tg_ivalue){ .tag = TG_IV_NONE });
 }
-static inline TG__UNUSED void tg__box_opt_tensor(tg_boxed_stack *s, tg_tensor *t)
+static inline TG__UNUSED bool tg__unbox_tensor(const tg_ivalue *v, tg_tensor **out)
 {
-    tg__box_tensor(s, t);
+    *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
+    return !*out;
 }
+/* Results: the stack takes the kernel's references, all or none. */
+static inline TG__UNUSED int tg__push_tensors(tg_boxed_stack *s, tg_tensor *const *ts, int n)
+{
+    bool ok = s->n + n <= TG_STACK_MAX;
+    for (int i = 0; i < n; i++) ok = ok && ts[i];
+    if (!ok) {
+        for (int i = 0; i < n; i++) tg_release(ts[i]);
+        return -1; /* the kernel recorded its error */
+    }
+    for (int i = 0; i < n; i++) s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = ts[i] };
+    return 0;
+}
+/* The reference moves to the caller and is recorded in the open scope. */
+static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_TENSOR ? tg__track_result(v->v.t) : NULL;
+}
+
+/* ---- Tensor[] and Tensor?[]: borrowed lists; a Tensor[] has no NULL element, a Tensor?[]'s
+ * elements may be None (NULL) ---- */
+
 static inline TG__UNUSED void tg__box_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
 {
     tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l });
 }
-static inline TG__UNUSED void tg__box_int(tg_boxed_stack *s, int64_t v)
+static inline TG__UNUSED bool tg__unbox_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
 {
-    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT, .v.i = v });
-}
-static inline TG__UNUSED void tg__box_opt_int(tg_boxed_stack *s, tg_opt_int v)
-{
-    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_INT, .v.i = v.value }
-                               : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_int_list(tg_boxed_stack *s, tg_int_list v)
-{
-    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v });
-}
-static inline TG__UNUSED void tg__box_opt_int_list(tg_boxed_stack *s, tg_int_list v)
-{
-    tg__push_iv(s, v.data ? (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = v }
-                          : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_double(tg_boxed_stack *s, double v)
-{
-    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v });
-}
-static inline TG__UNUSED void tg__box_opt_double(tg_boxed_stack *s, tg_opt_float v)
-{
-    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v.value }
-                               : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_bool(tg_boxed_stack *s, bool v)
-{
-    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v });
-}
-static inline TG__UNUSED void tg__box_opt_bool(tg_boxed_stack *s, tg_opt_bool v)
-{
-    tg__push_iv(s, v.has_value ? (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v.value }
-                               : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_dtype(tg_boxed_stack *s, tg_dtype v)
-{
-    tg__push_iv(s, v != TG_DTYPE_NONE ? (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v }
-                                      : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_opt_dtype(tg_boxed_stack *s, tg_dtype v)
-{
-    tg__box_dtype(s, v);
-}
-static inline TG__UNUSED void tg__box_layout(tg_boxed_stack *s, tg_layout v)
-{
-    tg__push_iv(s, v != TG_LAYOUT_NONE ? (tg_ivalue){ .tag = TG_IV_LAYOUT, .v.i = v }
-                                       : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_opt_layout(tg_boxed_stack *s, tg_layout v)
-{
-    tg__box_layout(s, v);
-}
-static inline TG__UNUSED void tg__box_device(tg_boxed_stack *s, tg_device v)
-{
-    tg__push_iv(s, v.type != TG_DEVICE_NONE ? (tg_ivalue){ .tag = TG_IV_DEVICE, .v.device = v }
-                                            : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_opt_device(tg_boxed_stack *s, tg_device v)
-{
-    tg__box_device(s, v);
-}
-static inline TG__UNUSED void tg__box_memory_format(tg_boxed_stack *s, tg_memory_format v)
-{
-    tg__push_iv(s, v != TG_MEMORY_FORMAT_NONE ? (tg_ivalue){ .tag = TG_IV_MEMORY_FORMAT, .v.i = v }
-                                              : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_opt_memory_format(tg_boxed_stack *s, tg_memory_format v)
-{
-    tg__box_memory_format(s, v);
-}
-static inline TG__UNUSED void tg__box_opt_generator(tg_boxed_stack *s, tg_generator *g)
-{
-    tg__push_iv(s, g ? (tg_ivalue){ .tag = TG_IV_GENERATOR, .v.g = g }
-                     : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_str(tg_boxed_stack *s, const char *v)
-{
-    tg__push_iv(s, v ? (tg_ivalue){ .tag = TG_IV_STRING, .v.s = v }
-                     : (tg_ivalue){ .tag = TG_IV_NONE });
-}
-static inline TG__UNUSED void tg__box_opt_str(tg_boxed_stack *s, const char *v)
-{
-    tg__box_str(s, v);
+    if (v->tag != TG_IV_TENSOR_LIST) return true;
+    *out = v->v.tensors;
+    return tg__any_null(out->data, (int)out->len);
 }
 static inline TG__UNUSED void tg__box_opt_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
 {
     tg__box_tensor_list(s, l);
 }
+static inline TG__UNUSED bool tg__unbox_opt_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
+{
+    if (v->tag != TG_IV_TENSOR_LIST) return true;
+    *out = v->v.tensors;
+    return false;
+}
+/* A Tensor[] result: the stack takes over the kernel's array and element references (the
+ * caller of tg_call_boxed releases them with tg_tensor_list_release). */
+static inline TG__UNUSED int tg__push_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
+{
+    if (!l.data) return -1; /* the kernel recorded its error */
+    if (s->n >= TG_STACK_MAX) {
+        tg_tensor_list_release(l);
+        return -1;
+    }
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l };
+    return 0;
+}
+/* The stack owned the array and the elements; now the caller does. */
+static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_boxed_stack *s, int n,
+                                                                     int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
+    return tg_scope_track_list(v->v.tensors);
+}
 
-/* The kinds below differ only by their C type, tag and union member; each macro writes the
- * box_ and unbox_ helpers (see "unboxing" below for what unbox_ returns) of a plain and an
- * optional kind. Lists: None is .data == NULL, a present empty list points at `empty`.
- * Pointers: None is NULL. Enums: None is the enum's `none` value. */
-#define TG__BOXING_LIST(sfx, ctype, iv_tag, member, empty)                            \
-    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
-    {                                                                                 \
-        tg__push_iv(s, (tg_ivalue){ .tag = iv_tag, .v.member = v });                  \
-    }                                                                                 \
-    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
-    {                                                                                 \
-        tg__push_iv(s, v.data ? (tg_ivalue){ .tag = iv_tag, .v.member = v }           \
-                              : (tg_ivalue){ .tag = TG_IV_NONE });                    \
-    }                                                                                 \
-    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
-    {                                                                                 \
-        if (v->tag != iv_tag) return true;                                            \
-        *out = v->v.member.data ? v->v.member : (ctype){ empty, 0 };                  \
-        return false;                                                                 \
-    }                                                                                 \
-    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
-    {                                                                                 \
-        *out = (ctype){ NULL, 0 };                                                    \
-        return v->tag == TG_IV_NONE ? false : tg__unbox_##sfx(v, out);                \
-    }
-#define TG__BOXING_PTR(sfx, ctype, iv_tag)                                            \
-    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
-    {                                                                                 \
-        tg__push_iv(s, v ? (tg_ivalue){ .tag = iv_tag, .v.p = (void *)v }             \
-                         : (tg_ivalue){ .tag = TG_IV_NONE });                         \
-    }                                                                                 \
-    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
-    {                                                                                 \
-        tg__box_##sfx(s, v);                                                          \
-    }                                                                                 \
-    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
-    {                                                                                 \
-        *out = v->tag == iv_tag ? (ctype)v->v.p : NULL;                               \
-        return !*out;                                                                 \
-    }                                                                                 \
-    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
-    {                                                                                 \
-        *out = v->tag == iv_tag ? (ctype)v->v.p : NULL;                               \
-        return v->tag != iv_tag && v->tag != TG_IV_NONE;                              \
-    }
-#define TG__BOXING_ENUM(sfx, ctype, iv_tag, none)                                     \
-    static inline TG__UNUSED void tg__box_##sfx(tg_boxed_stack *s, ctype v)           \
-    {                                                                                 \
-        tg__push_iv(s, v != none ? (tg_ivalue){ .tag = iv_tag, .v.i = v }             \
-                                 : (tg_ivalue){ .tag = TG_IV_NONE });                 \
-    }                                                                                 \
-    static inline TG__UNUSED void tg__box_opt_##sfx(tg_boxed_stack *s, ctype v)       \
-    {                                                                                 \
-        tg__box_##sfx(s, v);                                                          \
-    }                                                                                 \
-    static inline TG__UNUSED bool tg__unbox_##sfx(const tg_ivalue *v, ctype *out)     \
-    {                                                                                 \
-        *out = (ctype)v->v.i;                                                         \
-        return v->tag != iv_tag;                                                      \
-    }                                                                                 \
-    static inline TG__UNUSED bool tg__unbox_opt_##sfx(const tg_ivalue *v, ctype *out) \
-    {                                                                                 \
-        *out = v->tag == iv_tag ? (ctype)v->v.i : none;                               \
-        return v->tag != iv_tag && v->tag != TG_IV_NONE;                              \
-    }
+/* ---- float, Scalar: an int or a bool is taken where a Scalar is expected ---- */
 
-TG__BOXING_LIST(float_list, tg_float_list, TG_IV_FLOAT_LIST, floats, tg__empty_float_list_storage)
-TG__BOXING_LIST(bool_list, tg_bool_list, TG_IV_BOOL_LIST, bools, tg__empty_bool_list_storage)
-TG__BOXING_LIST(str_list, tg_str_list, TG_IV_STR_LIST, strs, tg__empty_str_list_storage)
-TG__BOXING_PTR(storage, tg_storage *, TG_IV_STORAGE)
-TG__BOXING_PTR(quantizer, const tg_quantizer *, TG_IV_QUANTIZER)
-TG__BOXING_ENUM(qscheme, tg_quant_scheme, TG_IV_QSCHEME, TG_QSCHEME_NONE)
+static inline TG__UNUSED void tg__box_double(tg_boxed_stack *s, double v)
+{
+    tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v });
+}
+static inline TG__UNUSED bool tg__unbox_double(const tg_ivalue *v, double *out)
+{
+    if (v->tag == TG_IV_INT) *out = (double)v->v.i;
+    else if (v->tag == TG_IV_BOOL) *out = v->v.b;
+    else *out = v->v.d;
+    return v->tag != TG_IV_DOUBLE && v->tag != TG_IV_INT && v->tag != TG_IV_BOOL;
+}
+static inline TG__UNUSED int tg__push_double(tg_boxed_stack *s, double v)
+{
+    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v };
+    return 0;
+}
+static inline TG__UNUSED double tg__boxed_result_double(tg_boxed_stack *s, int n, int i)
+{
+    tg_ivalue *v = tg__boxed_result_at(s, n, i);
+    return v && v->tag == TG_IV_DOUBLE ? v->v.d : v && v->tag == TG_IV_INT ? (double)v->v.i : NAN;
+}
+
+/* ---- Device: a device of type TG_DEVICE_NONE boxes as None ---- */
+
+static inline TG__UNUSED void tg__box_device(tg_boxed_stack *s, tg_device v)
+{
+    tg__push_iv(s, v.type != TG_DEVICE_NONE ? (tg_ivalue){ .tag = TG_IV_DEVICE, .v.device = v }
+                                            : (tg_ivalue){ .tag = TG_IV_NONE });
+}
+static inline TG__UNUSED bool tg__unbox_device(const tg_ivalue *v, tg_device *out)
+{
+    *out = v->v.device;
+    return v->tag != TG_IV_DEVICE;
+}
+
+/* ---- every other kind, generated from dispatch/schema_types.h ---- */
+#include "tg_boxing.h"
+
+/* ------------------------------------------------------------------ boxed callers (tg_boxed.c)
+ * and the stubs' fallback path */
 
 /* What a failed boxed call left on the stack (normally nothing: callers consume their
  * arguments), released. */
@@ -289,62 +246,6 @@ static inline TG__UNUSED void tg__drop_stack(tg_boxed_stack *s)
         if (s->v[i].tag == TG_IV_TENSOR) tg_release(s->v[i].v.t);
     s->n = 0;
 }
-
-/* ------------------------------------------------------------------ results of a boxed call
- * Result i of the `n` that tg_call_boxed left on the stack, as the stub's return type; the
- * reference moves to the caller and is recorded in the open scope. A missing or mistyped
- * result gives the error value (NULL, 0, NaN, false). */
-
-static inline TG__UNUSED tg_ivalue *tg__boxed_result_at(tg_boxed_stack *s, int n, int i)
-{
-    return s->n >= n ? &s->v[s->n - n + i] : NULL;
-}
-static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_TENSOR ? tg__track_result(v->v.t) : NULL;
-}
-/* A Tensor[] result: the stack owned the array and the elements; now the caller does. */
-static inline TG__UNUSED tg_tensor_list tg__boxed_result_tensor_list(tg_boxed_stack *s, int n,
-                                                                     int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    if (!v || v->tag != TG_IV_TENSOR_LIST || !v->v.tensors.data) return (tg_tensor_list){ NULL, 0 };
-    return tg_scope_track_list(v->v.tensors);
-}
-static inline TG__UNUSED int64_t tg__boxed_result_int(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_INT ? v->v.i : 0;
-}
-static inline TG__UNUSED double tg__boxed_result_double(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_DOUBLE ? v->v.d : v && v->tag == TG_IV_INT ? (double)v->v.i : NAN;
-}
-static inline TG__UNUSED bool tg__boxed_result_bool(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_BOOL && v->v.b;
-}
-static inline TG__UNUSED tg_dtype tg__boxed_result_dtype(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
-}
-static inline TG__UNUSED tg_quant_scheme tg__boxed_result_qscheme(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_QSCHEME ? (tg_quant_scheme)v->v.i : TG_QSCHEME_NONE;
-}
-/* An int[] result: the stack owned the array; now the caller does. */
-static inline TG__UNUSED tg_int_list tg__boxed_result_int_list(tg_boxed_stack *s, int n, int i)
-{
-    tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_INT_LIST && v->v.ints.data ? v->v.ints : TG_NO_INTS;
-}
-
-/* ------------------------------------------------------------------ boxed callers (tg_boxed.c) */
 
 /* Drops the top n values, releasing the tensors the stack owns. */
 static inline TG__UNUSED void tg__drop_args(tg_boxed_stack *s, int n)
@@ -373,202 +274,6 @@ static inline TG__UNUSED int tg__boxed_bad_arg(tg_boxed_stack *s, int nargs, int
     tg__drop_args(s, nargs);
     tg_set_error(op, "argument '%s' (position %d) must be %s, not %s", arg, i + 1, type, got);
     return -1;
-}
-
-/* ---- unboxing: each reads one argument into *out (borrowed: the stack keeps its references)
- * and returns true when the value does not fit the type ---- */
-
-static inline TG__UNUSED bool tg__unbox_tensor(const tg_ivalue *v, tg_tensor **out)
-{
-    *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
-    return !*out;
-}
-static inline TG__UNUSED bool tg__unbox_opt_tensor(const tg_ivalue *v, tg_tensor **out)
-{
-    *out = v->tag == TG_IV_TENSOR ? v->v.t : NULL;
-    return v->tag != TG_IV_TENSOR && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
-{
-    if (v->tag != TG_IV_TENSOR_LIST) return true;
-    *out = v->v.tensors;
-    return tg__any_null(out->data, (int)out->len);
-}
-/* Tensor?[]: like Tensor[], and its elements may be None (NULL). */
-static inline TG__UNUSED bool tg__unbox_opt_tensor_list(const tg_ivalue *v, tg_tensor_list *out)
-{
-    if (v->tag != TG_IV_TENSOR_LIST) return true;
-    *out = v->v.tensors;
-    return false;
-}
-static inline TG__UNUSED bool tg__unbox_int(const tg_ivalue *v, int64_t *out)
-{
-    *out = v->v.i;
-    return v->tag != TG_IV_INT;
-}
-static inline TG__UNUSED bool tg__unbox_opt_int(const tg_ivalue *v, tg_opt_int *out)
-{
-    *out = v->tag == TG_IV_INT ? TG_OPT_INT(v->v.i) : TG_NONE_INT;
-    return v->tag != TG_IV_INT && v->tag != TG_IV_NONE;
-}
-/* A present list is never .data == NULL (that means None). */
-static inline TG__UNUSED bool tg__unbox_int_list(const tg_ivalue *v, tg_int_list *out)
-{
-    if (v->tag != TG_IV_INT_LIST) return true;
-    *out = v->v.ints.data ? v->v.ints : TG_INTS_EMPTY;
-    return false;
-}
-static inline TG__UNUSED bool tg__unbox_opt_int_list(const tg_ivalue *v, tg_int_list *out)
-{
-    *out = TG_NO_INTS;
-    return v->tag == TG_IV_NONE ? false : tg__unbox_int_list(v, out);
-}
-static inline TG__UNUSED bool tg__unbox_double(const tg_ivalue *v, double *out)
-{
-    if (v->tag == TG_IV_INT) *out = (double)v->v.i;
-    else if (v->tag == TG_IV_BOOL) *out = v->v.b;
-    else *out = v->v.d;
-    return v->tag != TG_IV_DOUBLE && v->tag != TG_IV_INT && v->tag != TG_IV_BOOL;
-}
-static inline TG__UNUSED bool tg__unbox_opt_double(const tg_ivalue *v, tg_opt_float *out)
-{
-    double d = 0;
-    *out = TG_NONE_FLOAT;
-    if (v->tag == TG_IV_NONE) return false;
-    if (tg__unbox_double(v, &d)) return true;
-    *out = TG_OPT_FLOAT(d);
-    return false;
-}
-static inline TG__UNUSED bool tg__unbox_bool(const tg_ivalue *v, bool *out)
-{
-    *out = v->v.b;
-    return v->tag != TG_IV_BOOL;
-}
-static inline TG__UNUSED bool tg__unbox_opt_bool(const tg_ivalue *v, tg_opt_bool *out)
-{
-    *out = v->tag == TG_IV_BOOL ? TG_OPT_BOOL(v->v.b) : TG_NONE_BOOL;
-    return v->tag != TG_IV_BOOL && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_dtype(const tg_ivalue *v, tg_dtype *out)
-{
-    *out = (tg_dtype)v->v.i;
-    return v->tag != TG_IV_DTYPE;
-}
-static inline TG__UNUSED bool tg__unbox_opt_dtype(const tg_ivalue *v, tg_dtype *out)
-{
-    *out = v->tag == TG_IV_DTYPE ? (tg_dtype)v->v.i : TG_DTYPE_NONE;
-    return v->tag != TG_IV_DTYPE && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_layout(const tg_ivalue *v, tg_layout *out)
-{
-    *out = (tg_layout)v->v.i;
-    return v->tag != TG_IV_LAYOUT;
-}
-static inline TG__UNUSED bool tg__unbox_opt_layout(const tg_ivalue *v, tg_layout *out)
-{
-    *out = v->tag == TG_IV_LAYOUT ? (tg_layout)v->v.i : TG_LAYOUT_NONE;
-    return v->tag != TG_IV_LAYOUT && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_device(const tg_ivalue *v, tg_device *out)
-{
-    *out = v->v.device;
-    return v->tag != TG_IV_DEVICE;
-}
-static inline TG__UNUSED bool tg__unbox_opt_device(const tg_ivalue *v, tg_device *out)
-{
-    *out = v->tag == TG_IV_DEVICE ? v->v.device : TG_DEVICE_UNSET;
-    return v->tag != TG_IV_DEVICE && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_memory_format(const tg_ivalue *v, tg_memory_format *out)
-{
-    *out = (tg_memory_format)v->v.i;
-    return v->tag != TG_IV_MEMORY_FORMAT;
-}
-static inline TG__UNUSED bool tg__unbox_opt_memory_format(const tg_ivalue *v, tg_memory_format *out)
-{
-    *out = v->tag == TG_IV_MEMORY_FORMAT ? (tg_memory_format)v->v.i : TG_MEMORY_FORMAT_NONE;
-    return v->tag != TG_IV_MEMORY_FORMAT && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_opt_generator(const tg_ivalue *v, tg_generator **out)
-{
-    *out = v->tag == TG_IV_GENERATOR ? v->v.g : NULL;
-    return v->tag != TG_IV_GENERATOR && v->tag != TG_IV_NONE;
-}
-static inline TG__UNUSED bool tg__unbox_str(const tg_ivalue *v, const char **out)
-{
-    *out = v->tag == TG_IV_STRING ? v->v.s : NULL;
-    return !*out;
-}
-static inline TG__UNUSED bool tg__unbox_opt_str(const tg_ivalue *v, const char **out)
-{
-    *out = v->tag == TG_IV_STRING ? v->v.s : NULL;
-    return v->tag != TG_IV_STRING && v->tag != TG_IV_NONE;
-}
-
-/* ---- results: the stack takes the kernel's reference; each returns 0, or -1 when the
- * kernel failed (its error is recorded) ---- */
-
-static inline TG__UNUSED int tg__push_tensors(tg_boxed_stack *s, tg_tensor *const *ts, int n)
-{
-    bool ok = s->n + n <= TG_STACK_MAX;
-    for (int i = 0; i < n; i++) ok = ok && ts[i];
-    if (!ok) {
-        for (int i = 0; i < n; i++) tg_release(ts[i]);
-        return -1; /* the kernel recorded its error */
-    }
-    for (int i = 0; i < n; i++) s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = ts[i] };
-    return 0;
-}
-/* A Tensor[] result: the stack takes over the kernel's array and element references (the
- * caller of tg_call_boxed releases them with tg_tensor_list_release). */
-static inline TG__UNUSED int tg__push_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
-{
-    if (!l.data) return -1; /* the kernel recorded its error */
-    if (s->n >= TG_STACK_MAX) {
-        tg_tensor_list_release(l);
-        return -1;
-    }
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_TENSOR_LIST, .v.tensors = l };
-    return 0;
-}
-static inline TG__UNUSED int tg__push_int(tg_boxed_stack *s, int64_t v)
-{
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT, .v.i = v };
-    return 0;
-}
-static inline TG__UNUSED int tg__push_double(tg_boxed_stack *s, double v)
-{
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DOUBLE, .v.d = v };
-    return 0;
-}
-static inline TG__UNUSED int tg__push_bool(tg_boxed_stack *s, bool v)
-{
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_BOOL, .v.b = v };
-    return 0;
-}
-static inline TG__UNUSED int tg__push_dtype(tg_boxed_stack *s, tg_dtype v)
-{
-    if (v == TG_DTYPE_NONE) return -1; /* the kernel recorded its error */
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_DTYPE, .v.i = v };
-    return 0;
-}
-static inline TG__UNUSED int tg__push_qscheme(tg_boxed_stack *s, tg_quant_scheme v)
-{
-    if (v == TG_QSCHEME_NONE) return -1; /* the kernel recorded its error */
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_QSCHEME, .v.i = v };
-    return 0;
-}
-/* An int[] result: the stack takes over the kernel's array (the caller of tg_call_boxed frees
- * it with tg_int_list_release). */
-static inline TG__UNUSED int tg__push_int_list(tg_boxed_stack *s, tg_int_list l)
-{
-    if (!l.data) return -1; /* the kernel recorded its error */
-    if (s->n >= TG_STACK_MAX) {
-        tg_int_list_release(l);
-        return -1;
-    }
-    s->v[s->n++] = (tg_ivalue){ .tag = TG_IV_INT_LIST, .v.ints = l };
-    return 0;
 }
 
 #endif

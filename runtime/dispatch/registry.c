@@ -1,6 +1,9 @@
-/* What operator libraries and backends registered (the TORCH_LIBRARY / TORCH_LIBRARY_IMPL and
- * m.fallback ideas): libraries' operators by name, kernels added to operators' rows (unboxed,
- * in the row itself, or boxed, kept here), and one boxed fallback per key.
+/* Operators by name, and what operator libraries and backends registered (the TORCH_LIBRARY /
+ * TORCH_LIBRARY_IMPL and m.fallback ideas): libraries' operators by name, kernels added to
+ * operators' rows (unboxed, in the row itself, or boxed, kept here), and one boxed fallback per
+ * key. tensorgen's own operators come from the generated table (tg__generated_ops), indexed
+ * once (sorted by name, binary search; pthread_once makes the first lookup thread-safe): that
+ * index needs no lock.
  *
  * Registration takes the write lock; lookups on the slow paths (calls by name, keys without an
  * unboxed kernel) the read lock. The fast path never comes here: it reads a row's kernel with
@@ -16,7 +19,8 @@ static pthread_rwlock_t lock = PTHREAD_RWLOCK_INITIALIZER;
 
 /* Libraries' operators, sorted by name ("ns::op.overload"). */
 static tg_op_entry **ops;
-static int nops, capops;
+static int nops;
+static int64_t capops;
 
 /* A kernel registered into a row: unboxed ones live in the row (this record remembers who put
  * them there, to take them out again), boxed ones only here. */
@@ -28,7 +32,8 @@ typedef struct kernel_reg {
     const tg_library *owner; /* NULL: registered by hand, for the life of the process */
 } kernel_reg;
 static kernel_reg *kregs;
-static int nkregs, capkregs;
+static int nkregs;
+static int64_t capkregs;
 
 /* One per key; CUDA's is built in (the CPU kernel on copies). */
 static struct {
@@ -37,20 +42,46 @@ static struct {
 } fallbacks[TG_NUM_KEYS] = { [TG_KEY_CUDA] = { tg__cuda_cpu_fallback, NULL } };
 
 static const tg_library **libs;
-static int nlibs, caplibs;
+static int nlibs;
+static int64_t caplibs;
 
-/* Grows *arr (elements of `size` bytes) to hold `need`. false on out of memory. */
-static bool reserve(void **arr, int *cap, int need, size_t size)
+/* ---- tensorgen's own operators ---- */
+
+static tg_op_entry **index_;
+static int nindex;
+static pthread_once_t index_once = PTHREAD_ONCE_INIT;
+
+static int by_name(const void *a, const void *b)
 {
-    if (need <= *cap) return true;
-    int c = *cap ? *cap : 16;
-    while (c < need) c *= 2;
-    void *p = realloc(*arr, (size_t)c * size);
-    if (!p) return false;
-    *arr = p;
-    *cap = c;
-    return true;
+    return strcmp((*(tg_op_entry *const *)a)->name, (*(tg_op_entry *const *)b)->name);
 }
+
+static void build_index(void)
+{
+    int n = 0;
+    tg_op_entry *const *ops = tg__generated_ops(&n);
+    if (!ops || n <= 0) return;
+    index_ = malloc((size_t)n * sizeof *index_);
+    if (!index_) return; /* lookups then fail with "unknown operator" */
+    for (int i = 0; i < n; i++) index_[i] = ops[i];
+    qsort(index_, (size_t)n, sizeof *index_, by_name);
+    nindex = n;
+}
+
+static tg_op_entry *builtin_find(const char *name)
+{
+    pthread_once(&index_once, build_index);
+    int lo = 0, hi = nindex - 1;
+    while (lo <= hi) {
+        int mid = (lo + hi) / 2, c = strcmp(index_[mid]->name, name);
+        if (c == 0) return index_[mid];
+        if (c < 0) lo = mid + 1;
+        else hi = mid - 1;
+    }
+    return NULL;
+}
+
+/* ---- libraries' operators ---- */
 
 /* Index of `name` in ops, or where it would go (*found false). */
 static int op_slot(const char *name, bool *found)
@@ -73,8 +104,8 @@ static int op_slot(const char *name, bool *found)
  * lock-free index) or a library's ("myops::nms"). */
 static tg_op_entry *find_row_locked(const char *name)
 {
-    if (!strncmp(name, "aten::", 6)) return tg__builtin_find(name + 6);
-    if (!strstr(name, "::")) return tg__builtin_find(name);
+    if (!strncmp(name, "aten::", 6)) return builtin_find(name + 6);
+    if (!strstr(name, "::")) return builtin_find(name);
     bool found;
     int i = op_slot(name, &found);
     return found ? ops[i] : NULL;
@@ -139,7 +170,7 @@ static int add_kernel_locked(tg_op_entry *row, int key, tg_fnptr fn, tg_boxed_ke
     if (tg__row_kernel(row, key) || find_kernel_locked(row, key))
         return tg__fail(row->name, "a kernel for key %s is already registered",
                         tg_dispatch_key_name(key));
-    if (!reserve((void **)&kregs, &capkregs, nkregs + 1, sizeof *kregs))
+    if (!tg__array_reserve((void **)&kregs, &capkregs, nkregs + 1, sizeof *kregs, 16))
         return tg__fail(row->name, "out of memory registering a kernel");
     kregs[nkregs++] = (kernel_reg){ row, key, boxed, ctx, owner };
     if (fn) __atomic_store_n(&row->kernels[key], fn, __ATOMIC_RELEASE);
@@ -264,8 +295,8 @@ static int register_locked(const tg_library *lib)
                         lib->ns ? lib->ns : "(no namespace)", lib->abi, TG_LIBRARY_ABI);
     if (is_registered_locked(lib)) return 0;
     if (check_library_locked(lib, what)) return -1;
-    if (!reserve((void **)&ops, &capops, nops + lib->nops, sizeof *ops) ||
-        !reserve((void **)&libs, &caplibs, nlibs + 1, sizeof *libs))
+    if (!tg__array_reserve((void **)&ops, &capops, nops + lib->nops, sizeof *ops, 16) ||
+        !tg__array_reserve((void **)&libs, &caplibs, nlibs + 1, sizeof *libs, 16))
         return tg__fail(what, "out of memory");
     for (int i = 0; i < lib->nkernels; i++) {
         const tg_kernel_entry *k = &lib->kernels[i];
@@ -294,11 +325,11 @@ int tg_library_register(const tg_library *lib)
     return rc;
 }
 
-bool tg__registry_has_library_in(void *handle)
+bool tg__registry_any_library(bool (*match)(const tg_library *lib, void *ctx), void *ctx)
 {
     pthread_rwlock_rdlock(&lock);
     bool found = false;
-    for (int i = 0; i < nlibs && !found; i++) found = tg__library_in(libs[i], handle);
+    for (int i = 0; i < nlibs && !found; i++) found = match(libs[i], ctx);
     pthread_rwlock_unlock(&lock);
     return found;
 }

@@ -132,18 +132,21 @@ static int st_cmp_data(const void *a, const void *b)
     return strcmp(x->name, y->name);
 }
 
+/* Frees strs[0..n) and the array. */
+static void st_free_strs(char **strs, int64_t n)
+{
+    for (int64_t i = 0; strs && i < n; i++) free(strs[i]);
+    free(strs);
+}
+
 static void st_free(tg_safetensors *f)
 {
     if (!f) return;
     for (int64_t i = 0; i < f->n; i++) free(f->entries[i].name);
-    for (int64_t i = 0; i < f->n_meta; i++) {
-        free(f->meta_keys[i]);
-        free(f->meta_values[i]);
-    }
     free(f->entries);
     free(f->by_name);
-    free(f->meta_keys);
-    free(f->meta_values);
+    st_free_strs(f->meta_keys, f->n_meta);
+    st_free_strs(f->meta_values, f->n_meta);
     st_map_release(f->map);
     free(f->path);
     free(f);
@@ -227,115 +230,128 @@ static int st_parse_entry(const char *op, const char *path, const char *name, co
     return 0;
 }
 
-/* Reads the header of f (already mapped); 0, or -1 with an error. */
-static int st_parse_header(const char *op, tg_safetensors *f, const char *hdr, size_t hlen)
+/* Whether only padding (whitespace) follows the JSON value, from `at` to the header's end. */
+static bool st_only_padding(const char *at, const char *end)
 {
-    const char *path = f->path;
-    const char *end = NULL;
-    cJSON *root = cJSON_ParseWithLengthOpts(hdr, hlen, &end, false);
-    if (!root) return tg__fail(op, "%s: the header is not valid JSON", path);
-    int rc = -1;
-    /* Only padding (whitespace) may follow the JSON value. */
-    for (const char *p = end ? end : hdr + hlen; p < hdr + hlen; p++)
-        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') {
-            tg__error(op, "%s: the header has text after its JSON object", path);
-            goto out;
-        }
-    if (!cJSON_IsObject(root)) {
-        tg__error(op, "%s: the header is not a JSON object", path);
-        goto out;
-    }
-    int64_t count = 0;
-    const cJSON *meta = NULL;
+    for (const char *p = at; p < end; p++)
+        if (*p != ' ' && *p != '\n' && *p != '\r' && *p != '\t' && *p != '\0') return false;
+    return true;
+}
+
+/* Counts the tensors of the header object `root` and finds its "__metadata__" entry (NULL
+ * when none). 0, or -1 with an error. */
+static int st_scan_header(const char *op, const char *path, const cJSON *root, int64_t *count,
+                          const cJSON **meta)
+{
+    *count = 0;
+    *meta = NULL;
     for (const cJSON *c = root->child; c; c = c->next) {
-        if (!c->string) {
-            tg__error(op, "%s: the header has an entry without a name", path);
-            goto out;
+        if (!c->string) return tg__fail(op, "%s: the header has an entry without a name", path);
+        if (strcmp(c->string, "__metadata__")) {
+            (*count)++;
+            continue;
         }
-        if (!strcmp(c->string, "__metadata__")) {
-            if (meta) {
-                tg__error(op, "%s: the header has two \"__metadata__\" entries", path);
-                goto out;
-            }
-            meta = c;
-        } else {
-            count++;
-        }
+        if (*meta) return tg__fail(op, "%s: the header has two \"__metadata__\" entries", path);
+        *meta = c;
     }
-    f->entries = calloc(count ? (size_t)count : 1, sizeof *f->entries);
-    f->by_name = malloc((count ? (size_t)count : 1) * sizeof *f->by_name);
-    if (!f->entries || !f->by_name) {
-        tg__error(op, "%s: out of memory reading the header", path);
-        goto out;
-    }
+    return 0;
+}
+
+/* Reads the tensor entries of `root` (all but `meta`) into f->entries, which has room for
+ * them. 0, or -1 with an error. */
+static int st_parse_entries(const char *op, tg_safetensors *f, const cJSON *root, const cJSON *meta)
+{
     for (const cJSON *c = root->child; c; c = c->next) {
         if (c == meta) continue;
         st_entry *e = &f->entries[f->n];
         e->name = strdup(c->string);
-        if (!e->name) {
-            tg__error(op, "%s: out of memory reading the header", path);
-            goto out;
-        }
+        if (!e->name) return tg__fail(op, "%s: out of memory reading the header", f->path);
         f->n++;
-        if (st_parse_entry(op, path, c->string, c, f->data_len, e)) goto out;
+        if (st_parse_entry(op, f->path, c->string, c, f->data_len, e)) return -1;
     }
-    if (meta) {
-        if (!cJSON_IsObject(meta)) {
-            tg__error(op, "%s: \"__metadata__\" is not a JSON object", path);
-            goto out;
-        }
-        int nm = cJSON_GetArraySize(meta);
-        f->meta_keys = calloc(nm ? (size_t)nm : 1, sizeof *f->meta_keys);
-        f->meta_values = calloc(nm ? (size_t)nm : 1, sizeof *f->meta_values);
-        if (!f->meta_keys || !f->meta_values) {
-            tg__error(op, "%s: out of memory reading the header", path);
-            goto out;
-        }
-        for (const cJSON *c = meta->child; c; c = c->next) {
-            if (!c->string || !cJSON_IsString(c)) {
-                tg__error(op, "%s: metadata \"%s\" is not a string", path,
-                          c->string ? c->string : "");
-                goto out;
-            }
-            for (int64_t i = 0; i < f->n_meta; i++)
-                if (!strcmp(f->meta_keys[i], c->string)) {
-                    tg__error(op, "%s: metadata key \"%s\" appears twice", path, c->string);
-                    goto out;
-                }
-            f->meta_keys[f->n_meta] = strdup(c->string);
-            f->meta_values[f->n_meta] = strdup(c->valuestring);
-            f->n_meta++;
-            if (!f->meta_keys[f->n_meta - 1] || !f->meta_values[f->n_meta - 1]) {
-                tg__error(op, "%s: out of memory reading the header", path);
-                goto out;
-            }
-        }
+    return 0;
+}
+
+/* Reads the "__metadata__" object (string keys to string values, each key once) into f. 0, or
+ * -1 with an error. */
+static int st_parse_metadata(const char *op, tg_safetensors *f, const cJSON *meta)
+{
+    const char *path = f->path;
+    if (!cJSON_IsObject(meta))
+        return tg__fail(op, "%s: \"__metadata__\" is not a JSON object", path);
+    int nm = cJSON_GetArraySize(meta);
+    f->meta_keys = calloc(nm ? (size_t)nm : 1, sizeof *f->meta_keys);
+    f->meta_values = calloc(nm ? (size_t)nm : 1, sizeof *f->meta_values);
+    if (!f->meta_keys || !f->meta_values)
+        return tg__fail(op, "%s: out of memory reading the header", path);
+    for (const cJSON *c = meta->child; c; c = c->next) {
+        if (!c->string || !cJSON_IsString(c))
+            return tg__fail(op, "%s: metadata \"%s\" is not a string", path,
+                            c->string ? c->string : "");
+        for (int64_t i = 0; i < f->n_meta; i++)
+            if (!strcmp(f->meta_keys[i], c->string))
+                return tg__fail(op, "%s: metadata key \"%s\" appears twice", path, c->string);
+        f->meta_keys[f->n_meta] = strdup(c->string);
+        f->meta_values[f->n_meta] = strdup(c->valuestring);
+        f->n_meta++;
+        if (!f->meta_keys[f->n_meta - 1] || !f->meta_values[f->n_meta - 1])
+            return tg__fail(op, "%s: out of memory reading the header", path);
     }
-    /* Data order, then no two tensors' bytes overlap (empty ones occupy nothing). */
+    return 0;
+}
+
+/* Sorts f's entries in data order and checks that no two tensors' bytes overlap (empty ones
+ * occupy nothing), then indexes them by name, refusing a name given twice (JSON allows a key
+ * twice, and cJSON keeps both). 0, or -1 with an error. */
+static int st_order_entries(const char *op, tg_safetensors *f)
+{
     qsort(f->entries, (size_t)f->n, sizeof *f->entries, st_cmp_data);
     const st_entry *prev = NULL;
     for (int64_t i = 0; i < f->n; i++) {
         const st_entry *e = &f->entries[i];
         if (e->begin == e->end) continue;
-        if (prev && e->begin < prev->end) {
-            tg__error(op, "%s: tensors \"%s\" [%llu, %llu] and \"%s\" [%llu, %llu] overlap", path,
-                      prev->name, (unsigned long long)prev->begin, (unsigned long long)prev->end,
-                      e->name, (unsigned long long)e->begin, (unsigned long long)e->end);
-            goto out;
-        }
+        if (prev && e->begin < prev->end)
+            return tg__fail(op, "%s: tensors \"%s\" [%llu, %llu] and \"%s\" [%llu, %llu] overlap",
+                            f->path, prev->name, (unsigned long long)prev->begin,
+                            (unsigned long long)prev->end, e->name, (unsigned long long)e->begin,
+                            (unsigned long long)e->end);
         prev = e;
     }
-    /* Names sorted for lookups; JSON allows a key twice (cJSON keeps both): refuse it. */
     for (int64_t i = 0; i < f->n; i++) f->by_name[i] = i;
     qsort_r(f->by_name, (size_t)f->n, sizeof *f->by_name, st_cmp_name, f->entries);
     for (int64_t i = 1; i < f->n; i++)
-        if (!strcmp(f->entries[f->by_name[i]].name, f->entries[f->by_name[i - 1]].name)) {
-            tg__error(op, "%s: tensor \"%s\" appears twice in the header", path,
-                      f->entries[f->by_name[i]].name);
-            goto out;
-        }
-    rc = 0;
-out:
+        if (!strcmp(f->entries[f->by_name[i]].name, f->entries[f->by_name[i - 1]].name))
+            return tg__fail(op, "%s: tensor \"%s\" appears twice in the header", f->path,
+                            f->entries[f->by_name[i]].name);
+    return 0;
+}
+
+/* Reads the parsed header object `root` into f. 0, or -1 with an error. */
+static int st_read_header(const char *op, tg_safetensors *f, const cJSON *root)
+{
+    int64_t count;
+    const cJSON *meta;
+    if (st_scan_header(op, f->path, root, &count, &meta)) return -1;
+    f->entries = calloc(count ? (size_t)count : 1, sizeof *f->entries);
+    f->by_name = malloc((count ? (size_t)count : 1) * sizeof *f->by_name);
+    if (!f->entries || !f->by_name)
+        return tg__fail(op, "%s: out of memory reading the header", f->path);
+    if (st_parse_entries(op, f, root, meta)) return -1;
+    if (meta && st_parse_metadata(op, f, meta)) return -1;
+    return st_order_entries(op, f);
+}
+
+/* Reads the header of f (already mapped); 0, or -1 with an error. */
+static int st_parse_header(const char *op, tg_safetensors *f, const char *hdr, size_t hlen)
+{
+    const char *end = NULL;
+    cJSON *root = cJSON_ParseWithLengthOpts(hdr, hlen, &end, false);
+    if (!root) return tg__fail(op, "%s: the header is not valid JSON", f->path);
+    int rc = -1;
+    if (!st_only_padding(end ? end : hdr + hlen, hdr + hlen))
+        tg__error(op, "%s: the header has text after its JSON object", f->path);
+    else if (!cJSON_IsObject(root)) tg__error(op, "%s: the header is not a JSON object", f->path);
+    else rc = st_read_header(op, f, root);
     cJSON_Delete(root);
     return rc;
 }
@@ -416,12 +432,20 @@ void tg_safetensors_close(tg_safetensors *f) { st_free(f); }
 
 int64_t tg_safetensors_count(const tg_safetensors *f) { return f ? f->n : 0; }
 
+/* Whether the file is there and i indexes one of its n `what`s ("tensors", "keys"); false
+ * with an error naming op otherwise. */
+static bool st_index_ok(const char *op, const tg_safetensors *f, int64_t i, int64_t n,
+                        const char *what)
+{
+    if (f && i >= 0 && i < n) return true;
+    if (!f) tg__error(op, "file is NULL");
+    else tg__error(op, "index %lld is out of range for %lld %s", (long long)i, (long long)n, what);
+    return false;
+}
+
 const char *tg_safetensors_name(const tg_safetensors *f, int64_t i)
 {
-    if (!f) return tg__error("safetensors_name", "file is NULL");
-    if (i < 0 || i >= f->n)
-        return tg__error("safetensors_name", "index %lld is out of range for %lld tensors",
-                         (long long)i, (long long)f->n);
+    if (!st_index_ok("safetensors_name", f, i, f ? f->n : 0, "tensors")) return NULL;
     return f->entries[i].name;
 }
 
@@ -515,10 +539,7 @@ int64_t tg_safetensors_metadata_count(const tg_safetensors *f) { return f ? f->n
 
 const char *tg_safetensors_metadata_key(const tg_safetensors *f, int64_t i)
 {
-    if (!f) return tg__error("safetensors_metadata_key", "file is NULL");
-    if (i < 0 || i >= f->n_meta)
-        return tg__error("safetensors_metadata_key", "index %lld is out of range for %lld keys",
-                         (long long)i, (long long)f->n_meta);
+    if (!st_index_ok("safetensors_metadata_key", f, i, f ? f->n_meta : 0, "keys")) return NULL;
     return f->meta_keys[i];
 }
 
@@ -600,11 +621,11 @@ static int st_write_tensor(const char *op, const char *path, int fd, tg_tensor *
     return 0;
 }
 
-int tg_save_safetensors_metadata(const char *path, const char *const *names,
-                                 tg_tensor *const *tensors, int64_t n, const char *const *meta_keys,
-                                 const char *const *meta_values, int64_t n_meta)
+/* The arguments of a save: no NULL, no reserved or empty name. 0, or -1 with an error. */
+static int st_check_args(const char *op, const char *path, const char *const *names,
+                         tg_tensor *const *tensors, int64_t n, const char *const *meta_keys,
+                         const char *const *meta_values, int64_t n_meta)
 {
-    const char *op = "save_safetensors";
     if (!path) return tg__fail(op, "path is NULL");
     if (n < 0 || n_meta < 0) return tg__fail(op, "negative count");
     if (n && (!names || !tensors)) return tg__fail(op, "names or tensors is NULL");
@@ -622,128 +643,146 @@ int tg_save_safetensors_metadata(const char *path, const char *const *names,
     for (int64_t i = 0; i < n_meta; i++)
         if (!meta_keys[i] || !meta_values[i])
             return tg__fail(op, "metadata key or value %lld is NULL", (long long)i);
-    int rc = -1;
-    st_item *items = malloc((n ? (size_t)n : 1) * sizeof *items);
-    const char **sorted = malloc(((size_t)(n > n_meta ? n : n_meta) + 1) * sizeof *sorted);
-    tg__text_buf hdr = { 0 };
-    char *tmp = NULL;
-    int fd = -1;
-    if (!items || !sorted) {
-        tg__error(op, "out of memory");
-        goto out;
-    }
-    /* unique names, unique metadata keys */
-    for (int64_t i = 0; i < n; i++) sorted[i] = names[i];
-    qsort(sorted, (size_t)n, sizeof *sorted, st_cmp_str);
+    return 0;
+}
+
+/* No string of strs[n] is given twice ("tensor name \"a\" is given twice", `what` naming the
+ * kind); `scratch` has room for n pointers. 0, or -1 with an error. */
+static int st_check_unique(const char *op, const char *what, const char *const *strs, int64_t n,
+                           const char **scratch)
+{
+    for (int64_t i = 0; i < n; i++) scratch[i] = strs[i];
+    qsort(scratch, (size_t)n, sizeof *scratch, st_cmp_str);
     for (int64_t i = 1; i < n; i++)
-        if (!strcmp(sorted[i], sorted[i - 1])) {
-            tg__error(op, "tensor name \"%s\" is given twice", sorted[i]);
-            goto out;
-        }
-    for (int64_t i = 0; i < n_meta; i++) sorted[i] = meta_keys[i];
-    qsort(sorted, (size_t)n_meta, sizeof *sorted, st_cmp_str);
-    for (int64_t i = 1; i < n_meta; i++)
-        if (!strcmp(sorted[i], sorted[i - 1])) {
-            tg__error(op, "metadata key \"%s\" is given twice", sorted[i]);
-            goto out;
-        }
+        if (!strcmp(scratch[i], scratch[i - 1]))
+            return tg__fail(op, "%s \"%s\" is given twice", what, scratch[i]);
+    return 0;
+}
+
+/* The tensors in the order their bytes are written (the reference writer's: widest dtype
+ * first, then by name), each with its byte count. 0, or -1 with an error. */
+static int st_plan_items(const char *op, const char *const *names, tg_tensor *const *tensors,
+                         int64_t n, st_item *items)
+{
     for (int64_t i = 0; i < n; i++) {
         const st_dtype_name *d = st_by_dtype(tensors[i]->dtype);
-        if (!d) {
-            tg__error(op, "tensor \"%s\": unsupported dtype", names[i]);
-            goto out;
-        }
+        if (!d) return tg__fail(op, "tensor \"%s\": unsupported dtype", names[i]);
         items[i] =
             (st_item){ names[i], tensors[i], d->rank,
                        (uint64_t)tg__numel(tensors[i]) * tg__dtype_sizes[tensors[i]->dtype] };
     }
     qsort(items, (size_t)n, sizeof *items, st_cmp_item);
+    return 0;
+}
 
-    /* The header. */
-    tg__text_put(&hdr, "{", 1);
+/* The header JSON of items[n] (in that order) and the metadata, padded with spaces up to a
+ * data block at a multiple of 64 bytes (8 + header). 0, or -1 with an error. */
+static int st_build_header(const char *op, tg__text_buf *hdr, const st_item *items, int64_t n,
+                           const char *const *meta_keys, const char *const *meta_values,
+                           int64_t n_meta)
+{
+    tg__text_put(hdr, "{", 1);
     if (n_meta) {
-        tg__text_put(&hdr, "\"__metadata__\":{", 16);
+        tg__text_put(hdr, "\"__metadata__\":{", 16);
         for (int64_t i = 0; i < n_meta; i++) {
-            if (i) tg__text_put(&hdr, ",", 1);
-            st_put_json_string(&hdr, meta_keys[i]);
-            tg__text_put(&hdr, ":", 1);
-            st_put_json_string(&hdr, meta_values[i]);
+            if (i) tg__text_put(hdr, ",", 1);
+            st_put_json_string(hdr, meta_keys[i]);
+            tg__text_put(hdr, ":", 1);
+            st_put_json_string(hdr, meta_values[i]);
         }
-        tg__text_put(&hdr, "}", 1);
+        tg__text_put(hdr, "}", 1);
     }
     uint64_t off = 0;
     for (int64_t i = 0; i < n; i++) {
         const tg_tensor *t = items[i].t;
-        if (i || n_meta) tg__text_put(&hdr, ",", 1);
-        st_put_json_string(&hdr, items[i].name);
-        tg__text_printf(&hdr, ":{\"dtype\":\"%s\",\"shape\":[", st_by_dtype(t->dtype)->name);
+        if (i || n_meta) tg__text_put(hdr, ",", 1);
+        st_put_json_string(hdr, items[i].name);
+        tg__text_printf(hdr, ":{\"dtype\":\"%s\",\"shape\":[", st_by_dtype(t->dtype)->name);
         for (int64_t k = 0; k < t->ndim; k++)
-            tg__text_printf(&hdr, "%s%lld", k ? "," : "", (long long)t->sizes[k]);
-        tg__text_printf(&hdr, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
+            tg__text_printf(hdr, "%s%lld", k ? "," : "", (long long)t->sizes[k]);
+        tg__text_printf(hdr, "],\"data_offsets\":[%llu,%llu]}", (unsigned long long)off,
                         (unsigned long long)(off + items[i].nbytes));
         off += items[i].nbytes;
     }
-    tg__text_put(&hdr, "}", 1);
-    /* Spaces up to a data block at a multiple of 64 bytes (8 + header). */
-    while (!hdr.oom && (8 + hdr.n) % 64) tg__text_put(&hdr, " ", 1);
-    if (hdr.oom) {
-        tg__error(op, "out of memory building the header");
-        goto out;
-    }
+    tg__text_put(hdr, "}", 1);
+    while (!hdr->oom && (8 + hdr->n) % 64) tg__text_put(hdr, " ", 1);
+    return hdr->oom ? tg__fail(op, "out of memory building the header") : 0;
+}
 
-    /* A temporary file beside the target, then rename: readers never see half a file. */
+/* Creates a fresh temporary file beside `path` (the file is written there, then renamed over
+ * path: readers never see half a file). Its fd, with *tmp its malloc'd name; -1 with an error
+ * and *tmp NULL. */
+static int st_create_temp(const char *op, const char *path, char **tmp)
+{
     static int64_t counter;
     size_t plen = strlen(path) + 64;
-    tmp = malloc(plen);
-    if (!tmp) {
-        tg__error(op, "out of memory");
-        goto out;
-    }
+    int fd = -1;
+    *tmp = malloc(plen);
+    if (!*tmp) return tg__fail(op, "out of memory");
     for (int attempt = 0; fd < 0 && attempt < 100; attempt++) {
-        snprintf(tmp, plen, "%s.tmp.%ld.%lld", path, (long)getpid(),
+        snprintf(*tmp, plen, "%s.tmp.%ld.%lld", path, (long)getpid(),
                  (long long)__atomic_add_fetch(&counter, 1, __ATOMIC_RELAXED));
-        fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+        fd = open(*tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0 && errno != EEXIST) break;
     }
     if (fd < 0) {
-        tg__error(op, "%s: cannot create %s: %s", path, tmp, strerror(errno));
-        free(tmp);
-        tmp = NULL; /* nothing to remove */
-        goto out;
+        tg__error(op, "%s: cannot create %s: %s", path, *tmp, strerror(errno));
+        free(*tmp);
+        *tmp = NULL; /* nothing to remove */
     }
+    return fd;
+}
+
+/* Writes the file to fd: the header's length (8 bytes, little-endian), the header, the
+ * tensors' bytes, and syncs it. 0, or -1 with an error. */
+static int st_write_file(const char *op, const char *path, int fd, const tg__text_buf *hdr,
+                         const st_item *items, int64_t n)
+{
     unsigned char len8[8];
-    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)hdr.n >> (8 * i));
-    if (st_write_all(fd, len8, 8) || st_write_all(fd, hdr.p, hdr.n)) {
-        tg__error(op, "%s: write failed: %s", path, strerror(errno));
-        goto out;
-    }
+    for (int i = 0; i < 8; i++) len8[i] = (unsigned char)((uint64_t)hdr->n >> (8 * i));
+    if (st_write_all(fd, len8, 8) || st_write_all(fd, hdr->p, hdr->n))
+        return tg__fail(op, "%s: write failed: %s", path, strerror(errno));
     for (int64_t i = 0; i < n; i++)
-        if (st_write_tensor(op, path, fd, items[i].t, items[i].nbytes)) goto out;
-    if (fsync(fd)) {
-        tg__error(op, "%s: fsync failed: %s", path, strerror(errno));
-        goto out;
-    }
-    int cfd = fd;
-    fd = -1;
-    if (close(cfd)) {
-        tg__error(op, "%s: close failed: %s", path, strerror(errno));
-        goto out;
-    }
-    if (rename(tmp, path)) {
-        tg__error(op, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
-        goto out;
-    }
+        if (st_write_tensor(op, path, fd, items[i].t, items[i].nbytes)) return -1;
+    if (fsync(fd)) return tg__fail(op, "%s: fsync failed: %s", path, strerror(errno));
+    return 0;
+}
+
+/* Writes the file through a temporary beside it, then renames it over path. 0, or -1 with an
+ * error (the temporary is removed). */
+static int st_write_atomically(const char *op, const char *path, const tg__text_buf *hdr,
+                               const st_item *items, int64_t n)
+{
+    char *tmp;
+    int fd = st_create_temp(op, path, &tmp);
+    if (fd < 0) return -1;
+    int rc = st_write_file(op, path, fd, hdr, items, n);
+    if (close(fd) && !rc) rc = tg__fail(op, "%s: close failed: %s", path, strerror(errno));
+    if (!rc && rename(tmp, path))
+        rc = tg__fail(op, "%s: cannot rename %s over it: %s", path, tmp, strerror(errno));
+    if (rc) unlink(tmp);
     free(tmp);
-    tmp = NULL;
-    rc = 0;
-out:
-    if (fd >= 0) close(fd);
-    if (tmp) {
-        unlink(tmp);
-        free(tmp);
-    }
+    return rc;
+}
+
+int tg_save_safetensors_metadata(const char *path, const char *const *names,
+                                 tg_tensor *const *tensors, int64_t n, const char *const *meta_keys,
+                                 const char *const *meta_values, int64_t n_meta)
+{
+    const char *op = "save_safetensors";
+    if (st_check_args(op, path, names, tensors, n, meta_keys, meta_values, n_meta)) return -1;
+    int rc = -1;
+    st_item *items = malloc((n ? (size_t)n : 1) * sizeof *items);
+    const char **scratch = malloc(((size_t)(n > n_meta ? n : n_meta) + 1) * sizeof *scratch);
+    tg__text_buf hdr = { 0 };
+    if (!items || !scratch) tg__error(op, "out of memory");
+    else if (!st_check_unique(op, "tensor name", names, n, scratch) &&
+             !st_check_unique(op, "metadata key", meta_keys, n_meta, scratch) &&
+             !st_plan_items(op, names, tensors, n, items) &&
+             !st_build_header(op, &hdr, items, n, meta_keys, meta_values, n_meta))
+        rc = st_write_atomically(op, path, &hdr, items, n);
     free(hdr.p);
-    free(sorted);
+    free(scratch);
     free(items);
     return rc;
 }

@@ -2,9 +2,11 @@
  * The public side is tg_profiler.h.
  *
  * Who includes it: dispatch/op_glue.h (the stubs test tg__prof_active), dispatch/boxed.c
- * (every operator call is recorded there), autograd (node creation and the engine's applies),
- * core/tensor.c (tensor memory) and cuda/ (the CUDA event timer). It needs only tg_core.h,
- * so every room may include it; the profiler's own files include core/.
+ * (every operator call is recorded there), autograd (node creation and the engine's applies)
+ * and cuda/ (the CUDA event timer). It needs only tg_core.h, so every room above core may
+ * include it; the profiler's own files include core/. Core itself does not: the profiler sets
+ * core's memory observer (tg__set_memory_observer, core/rt_private.h) to tg__prof_memory while
+ * a session records memory.
  *
  * Cost when off: one load of a global and a predictable branch at each hook; nothing else.
  * Every function below except the flag test may only be called when the flag was seen set
@@ -23,7 +25,6 @@ static inline bool tg__prof_active(void)
 {
     return __atomic_load_n(&tg_profiler_recording, __ATOMIC_RELAXED);
 }
-extern __attribute__((visibility("hidden"))) bool tg__prof_memory_flag; /* records memory */
 
 /* One operator call: `name` outlives the process (an op table row's name). inputs[i] is the
  * i-th argument when it is a tensor, NULL otherwise (shapes are kept only with
@@ -44,8 +45,8 @@ void tg__prof_end(int64_t token);
  * id, which the node keeps. */
 uint32_t tg__prof_node_created(uint64_t sequence_nr);
 
-/* nbytes of tensor memory allocated (> 0) or freed (< 0) on `device`; call only when
- * tg__prof_memory_flag is set. */
+/* nbytes of tensor memory allocated (> 0) or freed (< 0) on `device`: core's memory observer
+ * while a session records memory (.profile_memory). */
 void tg__prof_memory(int64_t nbytes, tg_device device);
 
 /* ---- device timers: a device backend times work on its streams (runtime/cuda registers

@@ -52,12 +52,15 @@ typedef struct prof_thread {
     uint32_t gen;   /* the session the buffer records for */
     bool closed;    /* no session records here now: nothing is appended */
     prof_event *ev;
-    int32_t nev, capev;
+    int32_t nev;
+    int64_t capev;
     prof_shape *shapes;
-    int32_t nshapes, capshapes;
+    int32_t nshapes;
+    int64_t capshapes;
     int32_t open;   /* innermost open event, or -1 */
     char **strings; /* user range names (owned) */
-    int32_t nstrings, capstrings;
+    int32_t nstrings;
+    int64_t capstrings;
     struct prof_thread *next; /* the session's list */
 } prof_thread;
 

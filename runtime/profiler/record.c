@@ -17,7 +17,6 @@
 #include <sys/syscall.h>
 
 bool tg_profiler_recording;
-bool tg__prof_memory_flag;
 prof_session tg__prof_session;
 pthread_mutex_t tg__prof_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -93,17 +92,8 @@ static prof_thread *thread_buf(void)
     return t;
 }
 
-static bool grow(void **p, int32_t *cap, int32_t need, size_t elem)
-{
-    if (need <= *cap) return true;
-    int32_t c = *cap ? *cap : 256;
-    while (c < need) c *= 2;
-    void *q = realloc(*p, (size_t)c * elem);
-    if (!q) return false;
-    *p = q;
-    *cap = c;
-    return true;
-}
+/* Per-thread buffers start at 256 entries and double. */
+#define FIRST_CAP 256
 
 /* A slot for one more event under .max_events, or false (counted, warned once). */
 static bool take_slot(void)
@@ -122,7 +112,8 @@ static bool take_slot(void)
 /* Appends an event to t (locked, open for the session); its index, or -1. */
 static int32_t push_event(prof_thread *t, prof_kind kind, const char *name)
 {
-    if (!grow((void **)&t->ev, &t->capev, t->nev + 1, sizeof *t->ev)) return -1;
+    if (!tg__array_reserve((void **)&t->ev, &t->capev, t->nev + 1, sizeof *t->ev, FIRST_CAP))
+        return -1;
     if (!take_slot()) return -1;
     int32_t i = t->nev++;
     prof_event *e = &t->ev[i];
@@ -199,7 +190,8 @@ int64_t tg__prof_begin_op(const char *name, const tg_tensor *const *inputs, int 
     e->device_index = (int8_t)device.index;
     if (tg__prof_session.opts.record_shapes && ninputs > 0) {
         int n = ninputs < PROF_MAX_SHAPE_INPUTS ? ninputs : PROF_MAX_SHAPE_INPUTS;
-        if (grow((void **)&t->shapes, &t->capshapes, t->nshapes + n, sizeof *t->shapes)) {
+        if (tg__array_reserve((void **)&t->shapes, &t->capshapes, t->nshapes + n, sizeof *t->shapes,
+                              FIRST_CAP)) {
             e->shapes = t->nshapes;
             e->ninputs = (uint8_t)n;
             for (int k = 0; k < n; k++) {
@@ -286,7 +278,8 @@ void tg_record_function_begin(const char *name)
     prof_thread *t = lock_recording();
     if (!t) return;
     char *copy = strdup(name ? name : "(null)");
-    if (copy && grow((void **)&t->strings, &t->capstrings, t->nstrings + 1, sizeof(char *))) {
+    if (copy && tg__array_reserve((void **)&t->strings, &t->capstrings, t->nstrings + 1,
+                                  sizeof(char *), FIRST_CAP)) {
         t->strings[t->nstrings++] = copy;
         int32_t i = push_event(t, PROF_USER, copy);
         if (i >= 0) {
@@ -365,7 +358,7 @@ int tg_profiler_start_fn(tg_profiler_opts opts)
         pthread_mutex_unlock(&t->lock);
     }
     running = true;
-    __atomic_store_n(&tg__prof_memory_flag, opts.profile_memory, __ATOMIC_RELAXED);
+    tg__set_memory_observer(opts.profile_memory ? tg__prof_memory : NULL);
     __atomic_store_n(&tg_profiler_recording, true, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&tg__prof_lock);
     return 0;
@@ -403,7 +396,7 @@ int tg_profiler_stop(void)
                                          "first)");
     }
     __atomic_store_n(&tg_profiler_recording, false, __ATOMIC_RELEASE);
-    __atomic_store_n(&tg__prof_memory_flag, false, __ATOMIC_RELAXED);
+    tg__set_memory_observer(NULL);
     running = false;
     int64_t now = tg__prof_now_ns();
     uint32_t n = 0;
