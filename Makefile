@@ -222,12 +222,16 @@ gen: $(BUILD)/tgen
 	@touch $(BUILD)/gen.stamp
 
 # Fails when generated/ is not what `make gen` produces (CI runs this): a changed file, or a
-# new one (an operator's header, generated/ops/ and generated/kernels/) not yet committed.
+# new one (an operator's header, generated/ops/ and generated/kernels/) not yet committed; or
+# when a generated source is over GEN_MAX_LINES lines (the shards keep them small,
+# docs/generated-code.md "Shards").
+GEN_MAX_LINES := 10000
 check-generated: gen
 	@git diff --exit-code --stat -- generated docs/ops.md && \
 	  untracked=$$(git ls-files --others --exclude-standard -- generated docs/ops.md) && \
 	  { [ -z "$$untracked" ] || { echo "$$untracked"; false; }; } || \
 	  { echo "generated/ is stale: run 'make gen' and commit the result" >&2; exit 1; }
+	@tests/build/check_gen_sizes.sh generated $(GEN_MAX_LINES)
 
 # Adding an operator recompiles at most 5 translation units and no .cu file
 # (tests/build/rebuild_cost.sh: in a scratch copy, builds, adds the example operator of
@@ -341,7 +345,7 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # other program can bind to (a backend of another version fails to load). Nothing else.
 PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_backend.h runtime/tg_kernel.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
                   runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h runtime/dispatch/schema_types.h \
-                  runtime/autograd/autograd.h runtime/autograd/formula_glue.h \
+                  runtime/autograd/autograd.h runtime/autograd/formula_glue.h runtime/autograd/record.h \
                   generated/tg_ops.h generated/tg_op_types.h generated/tg_boxing.h
 $(BUILD)/exports/public.txt: runtime/exports.sh $(PUBLIC_HEADERS) $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
@@ -613,10 +617,10 @@ install: all
 	link() { ln -sfn "$$1" "$$root$$2"; echo "$$2" >> "$$list"; }; \
 	install -d "$$root$(DATADIR)"; : > "$$list"; \
 	put 755 $(PREFIX)/bin $(BUILD)/tgen; \
-	put 644 $(INCDIR) $(filter-out %/dispatch.h %/op_glue.h %/schema_types.h %/autograd.h %/formula_glue.h,$(PUBLIC_HEADERS)); \
+	put 644 $(INCDIR) $(filter-out %/dispatch.h %/op_glue.h %/schema_types.h %/autograd.h %/formula_glue.h %/record.h,$(PUBLIC_HEADERS)); \
 	put 644 $(INCDIR)/ops generated/ops/*.h; \
 	put 644 $(INCDIR)/dispatch runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h runtime/dispatch/schema_types.h; \
-	put 644 $(INCDIR)/autograd runtime/autograd/autograd.h runtime/autograd/formula_glue.h; \
+	put 644 $(INCDIR)/autograd runtime/autograd/autograd.h runtime/autograd/formula_glue.h runtime/autograd/record.h; \
 	put 644 $(DATADIR)/templates templates/*.in; \
 	put 644 $(DATADIR) generated/tensorgen_api.yaml; \
 	for lib in libtensorgen $(if $(CUDA_SO),libtensorgen_cuda); do \

@@ -331,11 +331,8 @@ int main(int argc, char **argv)
     int epochs = DEFAULT_EPOCHS;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--device") && i + 1 < argc) {
-            const char *d = argv[++i];
-            if (!strcmp(d, "cuda")) {
-                dev = TG_DEVICE_CUDA(0);
-            } else if (strcmp(d, "cpu") != 0) {
-                fprintf(stderr, "train_cnn: unknown device '%s' (cpu or cuda)\n", d);
+            if (tg_device_parse(argv[++i], &dev) != 0) {
+                fprintf(stderr, "train_cnn: %s\n", tg_last_error());
                 return 2;
             }
         } else if (!strcmp(argv[i], "--data") && i + 1 < argc) {

@@ -63,6 +63,11 @@ typedef struct tg_device {
 #define TG_DEVICE_UNSET ((tg_device){ TG_DEVICE_NONE, -1 })
 /* CUDA device i (0-based), e.g. tg_to_device(t, TG_DEVICE_CUDA(0)). */
 #define TG_DEVICE_CUDA(i) ((tg_device){ TG_CUDA, (int8_t)(i) })
+/* A device as PyTorch writes one: "cpu", "cuda" (device 0), "cuda:1", a registered backend's
+ * "name" or "name:0". 0 and *out set, or -1 with an error ("unknown device 'tpu' (expected
+ * cpu, cuda, cuda:N or a registered backend's name)"); whether the device exists is the
+ * caller's to ask (tg_cuda_device_count). */
+int tg_device_parse(const char *text, tg_device *out);
 
 /* ---- CUDA (docs/cuda.md) ----
  * Present in every build. tg_cuda_is_built() says whether the library was compiled with the

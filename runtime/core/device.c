@@ -97,3 +97,33 @@ int tg_backend_register(const char *name, const tg_device_hooks *hooks)
                         TG_KEY_BACKEND_LAST - TG_KEY_BACKEND_FIRST + 1);
     return type;
 }
+
+/* The device type named `name` (n characters): cpu, cuda, a registered backend; -1. */
+static int type_named(const char *name, size_t n)
+{
+    for (int t = TG_CPU; t <= TG_KEY_BACKEND_LAST; t++) {
+        const char *known = tg__device_type_name(t);
+        if (strcmp(known, "unknown") && strlen(known) == n && !strncmp(known, name, n)) return t;
+    }
+    return -1;
+}
+
+int tg_device_parse(const char *text, tg_device *out)
+{
+    const char *colon = text ? strchr(text, ':') : NULL;
+    size_t n = text ? (colon ? (size_t)(colon - text) : strlen(text)) : 0;
+    int type = n ? type_named(text, n) : -1;
+    long index = 0;
+    if (type >= 0 && colon) {
+        char *end;
+        index = strtol(colon + 1, &end, 10);
+        if (end == colon + 1 || *end || index < 0 || index > INT8_MAX) type = -1;
+    }
+    if (type < 0 || (type == TG_CPU && index != 0))
+        return tg__fail("device_parse",
+                        "unknown device '%s' (expected cpu, cuda, cuda:N or a registered "
+                        "backend's name)",
+                        text ? text : "(null)");
+    *out = (tg_device){ (int8_t)type, (int8_t)index };
+    return 0;
+}

@@ -6,7 +6,7 @@
 #   3. every generated C file (the CUDA backend's table tg_register_cuda.c too) compiles with
 #      -Wall -Wextra -Werror against the runtime's headers (syntax and types only: nothing
 #      links, since the project has kernels for a few hundred of these operators; the rest are
-#      stubs).
+#      stubs), and none is over 25,000 lines (the shards keep them small).
 # Then a sample of at least 50 entries of 2.15.0, of every type and dispatch form, is copied
 # verbatim after the project's own spec (tests/codegen/sample_pytorch_entries.py), which must
 # check, generate with the project's derivatives and compile the same way.
@@ -59,6 +59,8 @@ for v in 1.13.1 2.9.1 2.15.0; do
   gen_s=$(awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
   nfun=$(sed -n 's/^ok: \([0-9]*\) functions.*/\1/p' "$out/check.txt")
   compile_all "$out/gen" "PyTorch $v" || { status=1; continue; }
+  # Sharded: no generated source grows with the surface (docs/generated-code.md, "Shards").
+  tests/build/check_gen_sizes.sh "$out/gen" 25000 "PyTorch $v" || { status=1; continue; }
   echo "check-pytorch-specs: PyTorch $v: $nfun functions checked, generated in ${gen_s} s," \
        "$(ls "$out"/gen/*.c | wc -l) C files compile with -Wall -Wextra -Werror (CPU and CUDA)"
   grep -E '^(not compiled|not checked|checked, but)' "$out/check.txt" | cut -c1-150 || true
