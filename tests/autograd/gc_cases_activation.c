@@ -11,8 +11,6 @@
  * GC_AWAY0 (+-[0.5, 1.5)); hardtanh's bounds are put between the values. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* op applied to a clone of x (a leaf that requires grad cannot be modified in place). */
 static int in_place(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op_)(tg_tensor *))
 {

@@ -6,8 +6,6 @@
  * threshold is put between the values). */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* op(4 x), the scaled input released here. */
 static int scaled(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op)(tg_tensor *))
 {

@@ -5,8 +5,6 @@
  * masked_select with the mask or self broadcast. In-place operators run on a clone of x[0]. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 static int one(tg_tensor *r, tg_tensor **y)
 {
     y[0] = r;

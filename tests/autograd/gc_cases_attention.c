@@ -4,8 +4,6 @@
  * (4-D inputs take the fused kernel, 3-D ones the math composite, which also has second order). */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 GC_FN(f_mf_scalar)
 {
     y[0] = tg_masked_fill_scalar(x[0], x[1], 2.5);

@@ -5,8 +5,6 @@
  * against PyTorch's values only (tests/ops/test_conv.c). */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 GC_FN(f_conv2d)
 {
     y[0] = tg_convolution(x[0], x[1], x[2], TG_INTS(1, 1), TG_INTS(1, 1), TG_INTS(1, 1), false,

@@ -14,8 +14,6 @@
  * native_layer_norm_backward and the gradgradchecks of native_layer_norm below. */
 TG_COVERS("layer_norm_double_backward");
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 static int first3(tg_tensors3 r, tg_tensor **y)
 {
     y[0] = r.r0;

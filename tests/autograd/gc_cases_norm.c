@@ -8,8 +8,6 @@
  * gradgradchecks of batch norm below. */
 TG_COVERS("batchnorm_double_backward");
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* A constant positive (n) vector: running_var. */
 #define POSC(n_)                                                                     \
     {                                                                                \

@@ -4,8 +4,6 @@
  * zero), with gradgrad where PyTorch has double backward. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 GC_FN(f_mp2d)
 {
     tg_tensors2 r =

@@ -3,8 +3,6 @@
  * sort_backward, has no derivative of its own yet (double backward is not supported). */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 GC_FN(f_sort_last)
 {
     tg_values_indices r = tg_sort_stable(x[0], TG_OPT_BOOL(true));

@@ -5,8 +5,6 @@
  * gradient flows through cumprod_backward's zero branches. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 GC_FN(f_cumsum1)
 {
     y[0] = tg_cumsum(x[0], 1);

@@ -109,9 +109,9 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
 /* ------------------------------------------------------------------ the case table */
 
 /* One gradcheck case: the operator it covers, what is special about it, the function and its
- * inputs. Tables of cases are registered with GC_REGISTER (the main one is
- * tests/autograd/gc_cases.c); tests/autograd/test_gradcheck.c runs every registered case and
- * fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
+ * inputs. Tables of cases are registered with GC_REGISTER, one file per operator family
+ * (tests/autograd/gc_cases_<family>.c); tests/autograd/test_gradcheck.c runs every registered
+ * case and fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
 typedef struct gc_case {
     const char *op;    /* schema name covered: "add.Tensor" */
     const char *label; /* "broadcast (3,1) + (1,4), alpha 2" */
@@ -161,6 +161,20 @@ int gc_case_inputs(const gc_case *c, int index, tg_tensor **in, char *msg, size_
  * operators thousands of times, and a warning (mse_loss with a broadcast target warns like
  * PyTorch) is counted, not printed. */
 void gc_count_warning(const char *msg, void *user);
+
+/* A case's function, defined under its name:
+ *
+ *     GC_FN(f_add) { y[0] = tg_add(x[0], x[1]); return 1; }                                */
+#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
+
+/* The end of an in-place case: self is the clone of x[0] the operator ran on, r its result (a
+ * new reference to self, or NULL); y[0] = r, self's own reference released. Returns 1. */
+static inline int gc_inplace_result(tg_tensor *self, tg_tensor *r, tg_tensor **y)
+{
+    tg_release(self);
+    y[0] = r;
+    return 1;
+}
 
 /* Case tables name op, label, function and inputs positionally and the rest by designator;
  * the fields they leave out are zero on purpose, for every file that includes this header. */

@@ -1,5 +1,5 @@
-/* Runs every registered gradcheck case (gc_cases.c and any other GC_REGISTER table) in its own
- * process, with the second derivatives of the cases marked gradgrad, and fails the suite when an
+/* Runs every registered gradcheck case (the GC_REGISTER tables of gc_cases_<family>.c) in its
+ * own process, with the second derivatives of the cases marked gradgrad, and fails the suite when an
  * operator that has a derivative (generated/tg_grad_op_list.h, from specs/derivatives.yaml) has no case.
  *
  * Metric: PyTorch's gradcheck, |analytical - numerical| <= 1e-5 + 1e-3 |numerical| per

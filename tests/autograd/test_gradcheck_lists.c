@@ -8,8 +8,6 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* The pieces of a list result as the function's outputs (the array is freed, the references
  * move to y). -1 when the call failed. */
 static int pieces(tg_tensor_list l, tg_tensor **y)

@@ -1,4 +1,4 @@
-/* Every gradcheck case (tests/autograd/gc_cases.c and the other GC_REGISTER tables: at least
+/* Every gradcheck case (the GC_REGISTER tables of tests/autograd/gc_cases_<family>.c: at least
  * one per differentiable operator, on broadcast, transposed and strided float64 inputs) run on
  * CUDA and on the CPU from the same inputs in the same layouts: every output and the gradient
  * of every input that requires grad must agree. The gradients come from the same formulas
