@@ -137,8 +137,8 @@ typedef struct kt_tol {
 } kt_tol;
 extern const kt_tol kt_exact, kt_tol_libm, kt_tol_sum, kt_tol_var, kt_tol_gemm, kt_tol_conv,
     kt_tol_norm, kt_tol_norm_backward, kt_tol_softmax, kt_tol_softmax_special, kt_tol_log_softmax,
-    kt_tol_scatter, kt_tol_atomic, kt_tol_relative,
-    kt_tol_pool, kt_tol_attention, kt_tol_optim, kt_tol_fx_activation, kt_tol_fx_activation_lm;
+    kt_tol_scatter, kt_tol_atomic, kt_tol_relative, kt_tol_pool, kt_tol_attention, kt_tol_optim,
+    kt_tol_fx_activation, kt_tol_fx_activation_lm, kt_tol_fx_norm;
 /* The bound of `tol` for a result of dtype dt: rtol and atol (0 and 0 for integers and bool;
  * tol NULL is exact). */
 void kt_tol_of(const kt_tol *tol, tg_dtype dt, double *rtol, double *atol);
@@ -153,32 +153,35 @@ typedef struct kt_pair {
     tg_dtype a, b;
 } kt_pair;
 #define KT_PAIRS(array) .pairs = (array), .npairs = (int)(sizeof(array) / sizeof((array)[0]))
-#define KT_FLOATS                                                \
-    {                                                            \
+#define KT_FLOATS                                              \
+    {                                                          \
         4, { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16 } \
     }
-#define KT_F32_F64                 \
-    {                              \
+#define KT_F32_F64                    \
+    {                                 \
         2, { TG_FLOAT32, TG_FLOAT64 } \
     }
-#define KT_F64_F32                 \
-    {                              \
+#define KT_F64_F32                    \
+    {                                 \
         2, { TG_FLOAT64, TG_FLOAT32 } \
     }
 /* Every dtype the kernels take. */
-#define KT_ALL                                                                              \
-    {                                                                                       \
-        10, { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
-              TG_INT8, TG_UINT8, TG_BOOL }                                                  \
+#define KT_ALL                                                                             \
+    {                                                                                      \
+        10,                                                                                \
+        {                                                                                  \
+            TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
+                TG_INT8, TG_UINT8, TG_BOOL                                                 \
+        }                                                                                  \
     }
 
 /* Case flags. */
 enum {
-    KT_STRIDED = 1 << 0,     /* also run with every input non-contiguous (same values) */
-    KT_REF_LOOP = 1 << 1,    /* also run the CPU's pointwise reference loop */
-    KT_CPU_ONLY = 1 << 2,    /* no other backend (a CPU-specific path) */
-    KT_MAY_REFUSE = 1 << 3,  /* a dtype the CPU refuses: every backend refuses it alike */
-    KT_FORMS_EXACT = 1 << 4, /* on the CPU every form equals the functional result bit for bit
+    KT_STRIDED = 1 << 0,       /* also run with every input non-contiguous (same values) */
+    KT_REF_LOOP = 1 << 1,      /* also run the CPU's pointwise reference loop */
+    KT_CPU_ONLY = 1 << 2,      /* no other backend (a CPU-specific path) */
+    KT_MAY_REFUSE = 1 << 3,    /* a dtype the CPU refuses: every backend refuses it alike */
+    KT_FORMS_EXACT = 1 << 4,   /* on the CPU every form equals the functional result bit for bit
                                 (a pointwise kernel: the same scalar function in every loop) */
     KT_HALF_IN_FLOAT = 1 << 5, /* on the CPU, float16 and bfloat16 results equal the float32
                                   computation on the converted inputs, rounded once */
@@ -193,7 +196,7 @@ typedef struct kt_case {
     const kt_tol *tol;  /* other backends against the CPU; NULL: exact */
     kt_fn out, inplace; /* the out= and in-place forms, when the operator has them */
     unsigned flags;
-    int count;                /* > 1: run for every parameter 0 .. count - 1 */
+    int count;                            /* > 1: run for every parameter 0 .. count - 1 */
     const char *(*param_name)(int param); /* names a parameter in messages */
     const char *error;        /* every backend must refuse, with an error containing this */
     const double *const *ref; /* PyTorch's values of result 0, one array per dtype of dtypes */
@@ -202,7 +205,8 @@ typedef struct kt_case {
     int npairs;
     const char *const *also; /* other schemas the case runs through (KT_ALSO), NULL-ended */
 } kt_case;
-#define KT_ALSO(...) .also = (const char *const[]){ __VA_ARGS__, NULL }
+#define KT_ALSO(...) \
+    .also = (const char *const[]) { __VA_ARGS__, NULL }
 
 /* Registers a static array of cases from any file linked into the tests (tg_cover.h's way: a
  * descriptor in the `kt_case_tables` linker section, no central list). */
@@ -238,11 +242,11 @@ void kt_run_on(int i, tg_device device);
  * zero-dim CPU tensor on every backend. */
 #define KT_NARG(...) KT_NARG_(__VA_ARGS__, 5, 4, 3, 2, 1, 0)
 #define KT_NARG_(a, b, c, d, e, n, ...) n
-#define KT_RAND_OF(dt, lo_, hi_, ...)                                                        \
+#define KT_RAND_OF(dt, lo_, hi_, ...)                                                    \
     .used = true, .ndim = KT_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, .dtype = (dt), \
     .lo = (lo_), .hi = (hi_)
 #define KT_RAND(lo_, hi_, ...) KT_RAND_OF(KT_DT, lo_, hi_, __VA_ARGS__)
-#define KT_VALUES_OF(dt, v, ...)                                                             \
+#define KT_VALUES_OF(dt, v, ...)                                                         \
     .used = true, .ndim = KT_NARG(__VA_ARGS__), .shape = { __VA_ARGS__ }, .dtype = (dt), \
     .values = (v)
 #define KT_VALUES(v, ...) KT_VALUES_OF(KT_DT, v, __VA_ARGS__)

@@ -121,6 +121,15 @@ static inline void kt_expect_error(const void *r, const char *needle)
     kt_assert_error(needle);
 }
 
+/* The last error is exactly `want` (a non-fatal check), then cleared. */
+static inline void kt_expect_last_error(const char *want)
+{
+    const char *e = tg_last_error();
+    cr_expect(e != NULL, "expected the error \"%s\", got none", want);
+    if (e) cr_expect_str_eq(e, want);
+    tg_clear_error();
+}
+
 /* got and want (any devices, any strides) have the same dtype and shape, and every element
  * satisfies |got - want| <= atol + rtol * |want|, NaN only against NaN, infinities equal. */
 static inline void kt_assert_same_values(const tg_tensor *got, const tg_tensor *want, double rtol,

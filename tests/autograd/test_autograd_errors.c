@@ -7,7 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tensorgen.h"
+#include "kt_util.h"
 
 /* Leak check: live counts at the start of a test and at its end. */
 typedef struct live {
@@ -20,15 +20,6 @@ static void expect_no_leak(live base)
                  (long long)(tg_live_tensors() - base.tensors));
     cr_expect_eq(tg_live_storages(), base.storages, "leaked %lld storages",
                  (long long)(tg_live_storages() - base.storages));
-}
-
-/* The exact error, then clears it. */
-static void expect_error(const char *want)
-{
-    const char *e = tg_last_error();
-    cr_expect(e != NULL, "expected the error \"%s\", got none", want);
-    if (e) cr_expect_str_eq(e, want);
-    tg_clear_error();
 }
 
 /* A float64 leaf requiring grad holding vals. */
@@ -64,7 +55,7 @@ Test(autograd_errors, backward_twice_without_retain_graph)
     tg_tensor *s = tg_sum(y);
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
     cr_expect_eq(tg_backward(s), -1);
-    expect_error(BACKWARD_TWICE);
+    kt_expect_last_error(BACKWARD_TWICE);
     /* The first backward's gradient is intact: 2x. */
     tg_tensor *g = tg_tensor_grad(x);
     expect_values(g, (double[]){ 2, 4, 6 }, 3, "x.grad");
@@ -100,7 +91,7 @@ Test(autograd_errors, inplace_modification_of_a_saved_tensor)
     cr_assert(z, "%s", tg_last_error());
     tg_tensor *s = tg_sum(y);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error(
+    kt_expect_last_error(
         "one of the variables needed for gradient computation has been modified by an "
         "inplace operation: [torch.DoubleTensor [3]], which is output 0 of ExpBackward0, is "
         "at version 1; expected version 0 instead. Hint: the tensor was modified in place "
@@ -119,7 +110,7 @@ Test(autograd_errors, nonscalar_backward_needs_a_gradient)
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul_scalar(x, 2);
     cr_expect_eq(tg_backward(y), -1);
-    expect_error("backward: grad can be implicitly created only for scalar outputs");
+    kt_expect_last_error("backward: grad can be implicitly created only for scalar outputs");
     cr_expect_null(tg_tensor_grad(x));
     /* With a gradient it works: d(2x)/dx . v = 2v. */
     tg_tensor *v = tg_tensor_from_data((double[]){ 1, -1, 0.5 }, (int64_t[]){ 3 }, 1, TG_FLOAT64);
@@ -139,10 +130,10 @@ Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     cr_expect_null(tg_add_(x, o));
-    expect_error(
+    kt_expect_last_error(
         "add_: a leaf Variable that requires grad is being used in an in-place operation.");
     cr_expect_null(tg_exp_(x));
-    expect_error(
+    kt_expect_last_error(
         "exp_: a leaf Variable that requires grad is being used in an in-place operation.");
     /* The leaf is unchanged, and in-place is fine with grad mode off (torch.no_grad()). */
     expect_values(x, (double[]){ 1, 2, 3 }, 3, "x");
@@ -153,8 +144,9 @@ Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
     /* A view of such a leaf is refused too. */
     tg_tensor *v = tg_slice(x, .start = TG_SOME(1));
     cr_expect_null(tg_mul_scalar_(v, 2));
-    expect_error("mul_: a view of a leaf Variable that requires grad is being used in an in-place "
-                 "operation.");
+    kt_expect_last_error(
+        "mul_: a view of a leaf Variable that requires grad is being used in an in-place "
+        "operation.");
     tg_release(v);
     tg_release(o);
     tg_release(x);
@@ -168,7 +160,7 @@ Test(autograd_errors, inplace_on_a_view_of_a_nonleaf_is_refused)
     tg_tensor *c = tg_clone(x);
     tg_tensor *v = tg_slice(c, .start = TG_SOME(2));
     cr_expect_null(tg_mul_scalar_(v, 2));
-    expect_error(
+    kt_expect_last_error(
         "mul_: in-place operations on views of tensors that require grad are not supported "
         "by autograd; clone() the view first or use the out-of-place operation");
     tg_release(v);
@@ -184,11 +176,13 @@ Test(autograd_errors, out_variant_with_requires_grad)
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     tg_tensor *out = tg_empty(TG_INTS(3), .dtype = TG_FLOAT64);
     cr_expect_null(tg_add_out(x, o, out));
-    expect_error("add(): functions with out=... arguments don't support automatic differentiation, "
-                 "but one of the arguments requires grad.");
+    kt_expect_last_error(
+        "add(): functions with out=... arguments don't support automatic differentiation, "
+        "but one of the arguments requires grad.");
     cr_expect_null(tg_exp_out(x, out));
-    expect_error("exp(): functions with out=... arguments don't support automatic differentiation, "
-                 "but one of the arguments requires grad.");
+    kt_expect_last_error(
+        "exp(): functions with out=... arguments don't support automatic differentiation, "
+        "but one of the arguments requires grad.");
     /* Under no_grad, out= works. */
     TG_NO_GRAD {
         tg_tensor *r = tg_add_out(x, o, out);
@@ -234,7 +228,7 @@ Test(autograd_errors, operator_without_an_entry_names_itself)
     expect_values(p, (double[]){ 0.9, 1.9, 2.9 }, 3, "p after the step");
     tg_tensor *s = tg_sum(p);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error("the derivative for 'sgd_step_' is not implemented.");
+    kt_expect_last_error("the derivative for 'sgd_step_' is not implemented.");
     tg_release(s);
     tg_release(r);
     tg_release(g);
@@ -250,7 +244,7 @@ Test(autograd_errors, grad_of_an_input_not_in_the_graph)
     tg_tensor *s = tg_sum(x);
     tg_tensor *gs[2] = { NULL, NULL };
     cr_expect_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(x, z), gs, .retain_graph = true), -1);
-    expect_error(
+    kt_expect_last_error(
         "grad: One of the differentiated Tensors appears to not have been used in the graph. "
         "Set allow_unused=True if this is the desired behavior.");
     cr_expect(gs[0] == NULL && gs[1] == NULL);
@@ -277,7 +271,7 @@ Test(autograd_errors, no_grad_records_nothing)
     cr_expect_null(tg_tensor_grad_fn(y));
     tg_tensor *s = tg_sum(y);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error(
+    kt_expect_last_error(
         "backward: element 0 of tensors does not require grad and does not have a grad_fn");
     tg_release(s);
     tg_release(y);

@@ -22,7 +22,8 @@ Test(cuda_devices, copies_between_devices)
     tg_tensor *b2 = tg_copy_(back, bigt);
     cr_assert(b2, "copy_ CUDA -> CPU: %s", tg_last_error());
     double *xv = kt_values(x);
-    kt_assert_close(b2, xv, 19 * 23, 0, 0, "CPU -> CUDA (strided float32) -> CPU float16 round trip");
+    kt_assert_close(b2, xv, 19 * 23, 0, 0,
+                    "CPU -> CUDA (strided float32) -> CPU float16 round trip");
     free(xv);
     tg_scope_end();
     kt_assert_no_leak(base);
@@ -35,8 +36,9 @@ Test(cuda_devices, operands_on_two_devices)
     kt_live base = kt_live_now();
     tg_scope_begin();
     tg_tensor *a = kt_rand((int64_t[]){ 8 }, 1, TG_FLOAT32, 81, -1, 1), *ad = kt_cuda(a);
-    kt_expect_error(tg_add(ad, a),
-                    "Expected all tensors to be on the same device, but found at least two devices");
+    kt_expect_error(
+        tg_add(ad, a),
+        "Expected all tensors to be on the same device, but found at least two devices");
     tg_tensor *x = kt_cuda(kt_rand((int64_t[]){ 5, 4 }, 2, TG_FLOAT32, 1, -1, 1));
     int64_t v[2] = { 1, 7 };
     kt_expect_error(tg_gather(x, 0, kt_tensor_i64(v, (int64_t[]){ 2, 1 }, 2)),

@@ -304,8 +304,7 @@ static void run_instance(instance *s, tg_device device)
             if (!has_form(c, (kt_form)f, strided, cpu)) continue;
             run_form(s, (kt_form)f, strided, device, &want, &got, what, sizeof what);
             if (got.n == KT_NO_FORM && f != KT_FUNCTIONAL) continue;
-            if (cpu && (c->flags & KT_FORMS_EXACT))
-                compare(&got, &want, NULL, true, device, what);
+            if (cpu && (c->flags & KT_FORMS_EXACT)) compare(&got, &want, NULL, true, device, what);
             else if (cpu && c->ref && c->ref[s->d]) compare_ref(s, &got, what);
             else compare(&got, &want, c->tol, false, device, what);
         }
@@ -322,8 +321,12 @@ static void run_case(int i, tg_device device)
         for (int p = 0; p < np; p++) {
             tg_scope_begin();
             instance s = { .c = c, .d = d };
-            s.a = (kt_arg){ c->dtypes.n ? c->dtypes.v[d] : TG_DTYPE_NONE, TG_DTYPE_NONE,
-                            TG_DEVICE_CPU, p, KT_FUNCTIONAL, NULL };
+            s.a = (kt_arg){ c->dtypes.n ? c->dtypes.v[d] : TG_DTYPE_NONE,
+                            TG_DTYPE_NONE,
+                            TG_DEVICE_CPU,
+                            p,
+                            KT_FUNCTIONAL,
+                            NULL };
             if (c->npairs) {
                 s.a.dtype = c->pairs[d].a;
                 s.a.dtype2 = c->pairs[d].b;

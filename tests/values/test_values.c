@@ -54,8 +54,8 @@ Test(values, cases_name_real_operators)
         cr_expect(cover_is_operator(c->op), "case %d [%s] names '%s', not an operator", i, c->label,
                   c->op);
         for (const char *const *o = c->also; o && *o; o++)
-            cr_expect(cover_is_operator(*o), "%s [%s] names '%s', not an operator", c->op,
-                      c->label, *o);
+            cr_expect(cover_is_operator(*o), "%s [%s] names '%s', not an operator", c->op, c->label,
+                      *o);
         cr_expect(!c->ref || c->dtypes.n, "%s [%s]: fixture values need dtypes", c->op, c->label);
     }
 }

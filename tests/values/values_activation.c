@@ -62,7 +62,10 @@ KT_FN(f_hardswish_backward) { return kt_y1(y, tg_hardswish_backward(x[0], x[1]))
 KT_FN(f_hardsigmoid_backward) { return kt_y1(y, tg_hardsigmoid_backward(x[0], x[1])); }
 KT_FN(f_elu_backward) { return kt_y1(y, tg_elu_backward(x[0], 2.0, 1.5, 0.5, false, x[1])); }
 KT_FN(f_elu_backward_res) { return kt_y1(y, tg_elu_backward(x[0], 2.0, 1.5, 0.5, true, x[1])); }
-KT_FN(f_leaky_relu_backward_neg) { return kt_y1(y, tg_leaky_relu_backward(x[0], x[0], -0.1, true)); }
+KT_FN(f_leaky_relu_backward_neg)
+{
+    return kt_y1(y, tg_leaky_relu_backward(x[0], x[0], -0.1, true));
+}
 KT_FN(o_hardswish_f64)
 {
     tg_tensor *o = tg_empty(TG_INTS(17, 31), .dtype = TG_FLOAT64, .device = a->device);
@@ -123,96 +126,283 @@ static const char *backward_name(int p) { return backward[p].name; }
 
 static const double special[] = { 0, -0.0, 1,   -1,       3,         -3,   6,     -0.5,
                                   2, NAN,  -20, INFINITY, -INFINITY, 1e-5, -1e-5, 0.45 };
-#define X_33_65 { KT_RAND(-7, 7, 33, 65), .seed = 3, .special = special, .nspecial = 16 }
-#define G_33_65 { KT_RAND(-2, 2, 33, 65), .seed = 7 }
-#define FX { KT_VALUES(fa_x, FA_N) }
+#define X_33_65                                                               \
+    {                                                                         \
+        KT_RAND(-7, 7, 33, 65), .seed = 3, .special = special, .nspecial = 16 \
+    }
+#define G_33_65                           \
+    {                                     \
+        KT_RAND(-2, 2, 33, 65), .seed = 7 \
+    }
+#define FX                    \
+    {                         \
+        KT_VALUES(fa_x, FA_N) \
+    }
 #define FX_G { KT_VALUES(fa_g, FA_N) }, FX
-#define FX_DTYPES                                                \
-    {                                                            \
+#define FX_DTYPES                                              \
+    {                                                          \
         4, { TG_FLOAT64, TG_FLOAT32, TG_FLOAT16, TG_BFLOAT16 } \
     }
 #define FX_FLAGS KT_STRIDED | KT_REF_LOOP | KT_FORMS_EXACT | KT_HALF_IN_FLOAT
-#define REF(name) .ref = (const double *const[]){ fa_##name##_f64, fa_##name##_f32, NULL, NULL }, \
-                  .ref_tol = &kt_tol_fx_activation, .flags = FX_FLAGS
+#define REF(name)                                                                   \
+    .ref = (const double *const[]){ fa_##name##_f64, fa_##name##_f32, NULL, NULL }, \
+    .ref_tol = &kt_tol_fx_activation, .flags = FX_FLAGS
 
 static const kt_case activation_cases[] = {
     /* PyTorch's values at the fixture's inputs */
     { "leaky_relu.out", "fixture", f_leaky_relu, { FX }, FX_DTYPES, &kt_tol_libm, REF(leaky_relu) },
-    { "leaky_relu.out", "fixture, slope 0.2", f_leaky_relu_02, { FX }, FX_DTYPES, &kt_tol_libm,
-      .out = o_leaky_relu_02, .inplace = i_leaky_relu_02, REF(leaky_relu_02) },
-    { "leaky_relu.out", "fixture, slope -0.3", f_leaky_relu_neg, { FX }, FX_DTYPES, &kt_tol_libm,
+    { "leaky_relu.out",
+      "fixture, slope 0.2",
+      f_leaky_relu_02,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
+      .out = o_leaky_relu_02,
+      .inplace = i_leaky_relu_02,
+      REF(leaky_relu_02) },
+    { "leaky_relu.out",
+      "fixture, slope -0.3",
+      f_leaky_relu_neg,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
       REF(leaky_relu_neg) },
     { "hardtanh", "fixture", f_hardtanh, { FX }, FX_DTYPES, &kt_tol_libm, REF(hardtanh) },
-    { "hardtanh.out", "fixture, -0.5, 2", f_hardtanh_m05_2, { FX }, FX_DTYPES, &kt_tol_libm,
-      .out = o_hardtanh_m05_2, .inplace = i_hardtanh_m05_2, REF(hardtanh_m05_2) },
-    { "relu6", "fixture", f_relu6, { FX }, FX_DTYPES, &kt_tol_libm, .inplace = i_relu6,
+    { "hardtanh.out",
+      "fixture, -0.5, 2",
+      f_hardtanh_m05_2,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
+      .out = o_hardtanh_m05_2,
+      .inplace = i_hardtanh_m05_2,
+      REF(hardtanh_m05_2) },
+    { "relu6",
+      "fixture",
+      f_relu6,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
+      .inplace = i_relu6,
       REF(relu6) },
-    { "hardswish.out", "fixture", f_hardswish, { FX }, FX_DTYPES, &kt_tol_libm,
-      .out = o_hardswish, .inplace = i_hardswish, REF(hardswish) },
-    { "hardsigmoid.out", "fixture", f_hardsigmoid, { FX }, FX_DTYPES, &kt_tol_libm,
-      .out = o_hardsigmoid, .inplace = i_hardsigmoid, REF(hardsigmoid) },
+    { "hardswish.out",
+      "fixture",
+      f_hardswish,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
+      .out = o_hardswish,
+      .inplace = i_hardswish,
+      REF(hardswish) },
+    { "hardsigmoid.out",
+      "fixture",
+      f_hardsigmoid,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
+      .out = o_hardsigmoid,
+      .inplace = i_hardsigmoid,
+      REF(hardsigmoid) },
     { "elu.out", "fixture", f_elu, { FX }, FX_DTYPES, &kt_tol_libm, REF(elu) },
-    { "elu.out", "fixture, 2, 1.5, 0.5", f_elu_a2, { FX }, FX_DTYPES, &kt_tol_libm,
-      .out = o_elu_a2, .inplace = i_elu_a2, REF(elu_a2) },
-    { "leaky_relu_backward", "fixture", f_leaky_relu_backward, { FX_G }, FX_DTYPES,
-      &kt_tol_libm, REF(leaky_relu_backward) },
-    { "leaky_relu_backward", "fixture, from the result", f_leaky_relu_backward_res, { FX_G },
-      FX_DTYPES, &kt_tol_libm, REF(leaky_relu_backward_res) },
-    { "hardtanh_backward", "fixture", f_hardtanh_backward, { FX_G }, FX_DTYPES, &kt_tol_libm,
+    { "elu.out",
+      "fixture, 2, 1.5, 0.5",
+      f_elu_a2,
+      { FX },
+      FX_DTYPES,
+      &kt_tol_libm,
+      .out = o_elu_a2,
+      .inplace = i_elu_a2,
+      REF(elu_a2) },
+    { "leaky_relu_backward",
+      "fixture",
+      f_leaky_relu_backward,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
+      REF(leaky_relu_backward) },
+    { "leaky_relu_backward",
+      "fixture, from the result",
+      f_leaky_relu_backward_res,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
+      REF(leaky_relu_backward_res) },
+    { "hardtanh_backward",
+      "fixture",
+      f_hardtanh_backward,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
       REF(hardtanh_backward) },
-    { "hardtanh_backward", "fixture, -0.5, 2", f_hardtanh_backward_m05_2, { FX_G }, FX_DTYPES,
-      &kt_tol_libm, REF(hardtanh_backward_m05_2) },
-    { "hardswish_backward", "fixture", f_hardswish_backward, { FX_G }, FX_DTYPES, &kt_tol_libm,
+    { "hardtanh_backward",
+      "fixture, -0.5, 2",
+      f_hardtanh_backward_m05_2,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
+      REF(hardtanh_backward_m05_2) },
+    { "hardswish_backward",
+      "fixture",
+      f_hardswish_backward,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
       REF(hardswish_backward) },
-    { "hardsigmoid_backward", "fixture", f_hardsigmoid_backward, { FX_G }, FX_DTYPES,
-      &kt_tol_libm, REF(hardsigmoid_backward) },
-    { "elu_backward", "fixture", f_elu_backward, { FX_G }, FX_DTYPES, &kt_tol_libm,
+    { "hardsigmoid_backward",
+      "fixture",
+      f_hardsigmoid_backward,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
+      REF(hardsigmoid_backward) },
+    { "elu_backward",
+      "fixture",
+      f_elu_backward,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
       REF(elu_backward) },
-    { "elu_backward", "fixture, from the result", f_elu_backward_res, { FX_G }, FX_DTYPES,
-      &kt_tol_libm, REF(elu_backward_res) },
+    { "elu_backward",
+      "fixture, from the result",
+      f_elu_backward_res,
+      { FX_G },
+      FX_DTYPES,
+      &kt_tol_libm,
+      REF(elu_backward_res) },
 
     /* random inputs with the special values, every floating dtype */
-    { "leaky_relu.out", "(33, 65)", sweep_forward, { X_33_65 }, KT_FLOATS, &kt_tol_libm,
-      .out = sweep_forward_out, .inplace = sweep_forward_inplace, .flags = KT_STRIDED,
-      .count = NFORWARD, .param_name = forward_name },
-    { "leaky_relu_backward", "(33, 65)", sweep_backward, { G_33_65, X_33_65 }, KT_FLOATS,
-      &kt_tol_libm, .flags = KT_STRIDED, .count = NBACKWARD, .param_name = backward_name },
-    { "leaky_relu_backward", "grad (4, 1, 7) broadcast with self (3, 7)", sweep_backward,
+    { "leaky_relu.out",
+      "(33, 65)",
+      sweep_forward,
+      { X_33_65 },
+      KT_FLOATS,
+      &kt_tol_libm,
+      .out = sweep_forward_out,
+      .inplace = sweep_forward_inplace,
+      .flags = KT_STRIDED,
+      .count = NFORWARD,
+      .param_name = forward_name },
+    { "leaky_relu_backward",
+      "(33, 65)",
+      sweep_backward,
+      { G_33_65, X_33_65 },
+      KT_FLOATS,
+      &kt_tol_libm,
+      .flags = KT_STRIDED,
+      .count = NBACKWARD,
+      .param_name = backward_name },
+    { "leaky_relu_backward",
+      "grad (4, 1, 7) broadcast with self (3, 7)",
+      sweep_backward,
       { { KT_RAND(-2, 2, 4, 1, 7), .seed = 7 },
         { KT_RAND(-7, 7, 3, 7), .seed = 9, .special = special, .nspecial = 16 } },
-      KT_FLOATS, &kt_tol_libm, .count = NBACKWARD, .param_name = backward_name },
-    { "leaky_relu_backward", "grad a zero-dim CPU tensor", sweep_backward,
-      { { KT_HOST(KT_DT, -2, 2), .seed = 7 }, X_33_65 }, KT_FLOATS, &kt_tol_libm,
-      .count = NBACKWARD, .param_name = backward_name },
-    { "leaky_relu_backward", "float16 grad, float32 self", sweep_backward,
+      KT_FLOATS,
+      &kt_tol_libm,
+      .count = NBACKWARD,
+      .param_name = backward_name },
+    { "leaky_relu_backward",
+      "grad a zero-dim CPU tensor",
+      sweep_backward,
+      { { KT_HOST(KT_DT, -2, 2), .seed = 7 }, X_33_65 },
+      KT_FLOATS,
+      &kt_tol_libm,
+      .count = NBACKWARD,
+      .param_name = backward_name },
+    { "leaky_relu_backward",
+      "float16 grad, float32 self",
+      sweep_backward,
       { { KT_RAND_OF(TG_FLOAT16, -2, 2, 17, 31), .seed = 1 },
-        { KT_RAND_OF(TG_FLOAT32, -7, 7, 17, 31), .seed = 2, .special = special,
-          .nspecial = 16 } },
-      { 0 }, &kt_tol_libm, .count = NBACKWARD, .param_name = backward_name },
+        { KT_RAND_OF(TG_FLOAT32, -7, 7, 17, 31), .seed = 2, .special = special, .nspecial = 16 } },
+      { 0 },
+      &kt_tol_libm,
+      .count = NBACKWARD,
+      .param_name = backward_name },
 
     /* the fast (contiguous, vectorised, parallel) loops against the reference loop, on a length
      * that is not a multiple of any vector width and above the parallel grain size */
-    { "leaky_relu.out", "40003, fast path", sweep_forward, { { KT_RAND(-8, 8, 40003), .seed = 5 } },
-      KT_F64_F32, &kt_tol_libm, .flags = KT_REF_LOOP | KT_FORMS_EXACT, .count = NFORWARD,
+    { "leaky_relu.out",
+      "40003, fast path",
+      sweep_forward,
+      { { KT_RAND(-8, 8, 40003), .seed = 5 } },
+      KT_F64_F32,
+      &kt_tol_libm,
+      .flags = KT_REF_LOOP | KT_FORMS_EXACT,
+      .count = NFORWARD,
       .param_name = forward_name },
-    { "leaky_relu_backward", "40003, fast path", sweep_backward,
-      { { KT_RAND(-2, 2, 40003), .seed = 6 }, { KT_RAND(-8, 8, 40003), .seed = 5 } }, KT_F64_F32,
-      &kt_tol_libm, .flags = KT_REF_LOOP | KT_FORMS_EXACT, .count = NBACKWARD,
+    { "leaky_relu_backward",
+      "40003, fast path",
+      sweep_backward,
+      { { KT_RAND(-2, 2, 40003), .seed = 6 }, { KT_RAND(-8, 8, 40003), .seed = 5 } },
+      KT_F64_F32,
+      &kt_tol_libm,
+      .flags = KT_REF_LOOP | KT_FORMS_EXACT,
+      .count = NBACKWARD,
       .param_name = backward_name },
 
     /* integers: refused (the clamps aside) */
-    { "leaky_relu.out", "int64 and bool refused", sweep_forward, { { KT_RAND(-5, 5, 17, 31) } },
-      { 2, { TG_INT64, TG_BOOL } }, .count = NREFUSING, .param_name = forward_name,
+    { "leaky_relu.out",
+      "int64 and bool refused",
+      sweep_forward,
+      { { KT_RAND(-5, 5, 17, 31) } },
+      { 2, { TG_INT64, TG_BOOL } },
+      .count = NREFUSING,
+      .param_name = forward_name,
       .error = "not implemented for" },
-    { "leaky_relu_backward", "int64 refused", sweep_backward,
-      { { KT_RAND(-5, 5, 17, 31) }, { KT_RAND(-5, 5, 17, 31) } }, { 1, { TG_INT64 } },
-      .count = NBACKWARD, .param_name = backward_name, .error = "not implemented for" },
-    { "hardtanh", "int64 keeps its dtype", f_hardtanh_int, { { KT_RAND(-5, 5, 17, 31) } },
-      { 1, { TG_INT64 } }, &kt_exact },
-    { "leaky_relu_backward", "negative slope from the result", f_leaky_relu_backward_neg,
-      { { KT_RAND(-7, 7, 17, 31) } }, { 1, { TG_FLOAT32 } },
+    { "leaky_relu_backward",
+      "int64 refused",
+      sweep_backward,
+      { { KT_RAND(-5, 5, 17, 31) }, { KT_RAND(-5, 5, 17, 31) } },
+      { 1, { TG_INT64 } },
+      .count = NBACKWARD,
+      .param_name = backward_name,
+      .error = "not implemented for" },
+    { "hardtanh",
+      "int64 keeps its dtype",
+      f_hardtanh_int,
+      { { KT_RAND(-5, 5, 17, 31) } },
+      { 1, { TG_INT64 } },
+      &kt_exact },
+    { "leaky_relu_backward",
+      "negative slope from the result",
+      f_leaky_relu_backward_neg,
+      { { KT_RAND(-7, 7, 17, 31) } },
+      { 1, { TG_FLOAT32 } },
       .error = "In-place leakyReLu backward calculation is triggered with a negative slope" },
-    { "hardswish.out", "out= of another dtype", o_hardswish_f64, { { KT_RAND(-7, 7, 17, 31) } },
-      { 1, { TG_FLOAT32 } }, .error = "Found dtype Double but expected Float" },
+    { "hardswish.out",
+      "out= of another dtype",
+      o_hardswish_f64,
+      { { KT_RAND(-7, 7, 17, 31) } },
+      { 1, { TG_FLOAT32 } },
+      .error = "Found dtype Double but expected Float" },
+    { "hardswish_backward",
+      "grad (3, 1) with self (2, 5)",
+      f_hardswish_backward,
+      { { KT_VALUES_OF(TG_FLOAT64, fa_g, 3, 1) }, { KT_RAND_OF(TG_FLOAT32, -1, 1, 2, 5) } },
+      .error = "must match the size of tensor b" },
 };
 KT_REGISTER(activation_cases);
+
+/* The backward operators broadcast grad_output and self and promote them to one dtype: a
+ * (3, 1) float64 grad with a (1, 4) float32 self gives, bit for bit, the result of the
+ * expanded, promoted, contiguous inputs. */
+Test(activation, backward_broadcasts_and_promotes)
+{
+    kt_live live = kt_live_now();
+    tg_scope_begin();
+    tg_tensor *g = kt_tensor(fa_g, (int64_t[]){ 3, 1 }, 2, TG_FLOAT64);
+    tg_tensor *xs = kt_tensor(fa_x + 16, (int64_t[]){ 1, 4 }, 2, TG_FLOAT32);
+    tg_tensor *in[2] = { g, xs };
+    tg_tensor *flat[2] = { tg_contiguous(tg_expand(g, TG_INTS(3, 4))),
+                           tg_contiguous(tg_to(tg_expand(xs, TG_INTS(3, 4)), TG_FLOAT64)) };
+    kt_arg a = { .dtype = TG_FLOAT64, .device = TG_DEVICE_CPU };
+    for (int i = 0; i < NBACKWARD; i++) {
+        tg_tensor *r[KT_MAX_OUT], *want[KT_MAX_OUT];
+        cr_assert_eq(backward[i].fn(in, &a, r), 1, "%s: %s", backward[i].name, tg_last_error());
+        kt_assert_shape(r[0], (int64_t[]){ 3, 4 }, 2);
+        cr_assert_eq(backward[i].fn(flat, &a, want), 1, "%s: %s", backward[i].name,
+                     tg_last_error());
+        kt_assert_identical(r[0], want[0], backward[i].name);
+    }
+    tg_scope_end();
+    kt_assert_no_leak(live);
+}

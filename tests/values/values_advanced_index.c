@@ -12,8 +12,7 @@
 #define NUMEL(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
 /* The case's indices, on the device, or (host) on the CPU. */
-static tg_tensor_list indices_of(const fx_ai_case *c, const kt_arg *a, bool host,
-                                 tg_tensor **items)
+static tg_tensor_list indices_of(const fx_ai_case *c, const kt_arg *a, bool host, tg_tensor **items)
 {
     static const tg_dtype dts[5] = { TG_INT64, TG_INT64, TG_INT32, TG_BOOL, TG_UINT8 };
     for (int64_t j = 0; j < c->nidx; j++) {
@@ -80,7 +79,8 @@ KT_FN(f_out_of_bounds)
 {
     static const int64_t v[2] = { 1, 5 };
     tg_tensor *t = tg_clone(x[0]), *i = kt_fixture_i64(a, v, (int64_t[]){ 2 }, 1);
-    kt_expect_error(tg_index(t, TG_TENSORS(i)), "index 5 is out of bounds for dimension 0 with size 3");
+    kt_expect_error(tg_index(t, TG_TENSORS(i)),
+                    "index 5 is out of bounds for dimension 0 with size 3");
     tg_tensor *ones = tg_ones(TG_INTS(4), .dtype = TG_FLOAT32, .device = a->device);
     kt_expect_error(tg_index_put_(t, TG_TENSORS(i), ones, .accumulate = true),
                     "index 5 is out of bounds for dimension 0 with size 3");
@@ -88,7 +88,8 @@ KT_FN(f_out_of_bounds)
 }
 KT_FN(f_mask_shape)
 {
-    return kt_y1(y, tg_index(x[0], TG_TENSORS(tg_ones(TG_INTS(4), .dtype = TG_BOOL, .device = a->device))));
+    return kt_y1(
+        y, tg_index(x[0], TG_TENSORS(tg_ones(TG_INTS(4), .dtype = TG_BOOL, .device = a->device))));
 }
 KT_FN(f_too_many)
 {
@@ -97,7 +98,10 @@ KT_FN(f_too_many)
     return kt_y1(y, tg_index(x[0], TG_TENSORS(i, i, i)));
 }
 
-#define X_3_4 { KT_RAND_OF(TG_FLOAT32, -1, 1, 3, 4), .seed = 1 }
+#define X_3_4                                          \
+    {                                                  \
+        KT_RAND_OF(TG_FLOAT32, -1, 1, 3, 4), .seed = 1 \
+    }
 #define LARGE                                                                                 \
     { KT_RAND(-1, 1, 30, 40), .seed = 3 }, { KT_RAND_OF(TG_INT64, 0, 40, 8, 50), .seed = 5 }, \
     {                                                                                         \
@@ -105,26 +109,65 @@ KT_FN(f_too_many)
     }
 
 static const kt_case advanced_index_cases[] = {
-    { "index.Tensor", "every fixture case, device and host indices", f_index, { { 0 } },
-      { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } }, &kt_exact, .count = NUMEL(fx_ai_cases),
+    { "index.Tensor",
+      "every fixture case, device and host indices",
+      f_index,
+      { { 0 } },
+      { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } },
+      &kt_exact,
+      .count = NUMEL(fx_ai_cases),
       .param_name = case_name },
-    { "index_put_", "every fixture case, functional and in place", f_index_put, { { 0 } },
-      { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } }, &kt_tol_scatter,
-      .count = NUMEL(fx_ai_cases), .param_name = case_name },
-    { "masked_select", "every fixture case", f_masked_select, { { 0 } }, { 0 }, &kt_exact,
-      .count = NUMEL(fx_ms_cases), .param_name = masked_select_name },
-    { "index.Tensor", "a transposed self by (8, 50) indices", f_index_transposed, { LARGE },
-      { 1, { TG_FLOAT32 } }, &kt_exact },
-    { "index_put_", "into a transposed self, (8, 50) duplicates accumulated",
-      f_index_put_transposed, { LARGE }, { 1, { TG_FLOAT32 } }, &kt_tol_scatter },
-    { "index.Tensor", "its gradient, through autograd", f_index_grad, { LARGE },
-      { 1, { TG_FLOAT32 } }, &kt_tol_scatter },
-    { "index.Tensor", "index 5 of 3 rows: refused, nothing written", f_out_of_bounds, { X_3_4 },
-      { 0 }, &kt_exact, KT_ALSO("index_put_") },
-    { "index.Tensor", "a mask of the wrong shape", f_mask_shape, { X_3_4 },
+    { "index_put_",
+      "every fixture case, functional and in place",
+      f_index_put,
+      { { 0 } },
+      { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } },
+      &kt_tol_scatter,
+      .count = NUMEL(fx_ai_cases),
+      .param_name = case_name },
+    { "masked_select",
+      "every fixture case",
+      f_masked_select,
+      { { 0 } },
+      { 0 },
+      &kt_exact,
+      .count = NUMEL(fx_ms_cases),
+      .param_name = masked_select_name },
+    { "index.Tensor",
+      "a transposed self by (8, 50) indices",
+      f_index_transposed,
+      { LARGE },
+      { 1, { TG_FLOAT32 } },
+      &kt_exact },
+    { "index_put_",
+      "into a transposed self, (8, 50) duplicates accumulated",
+      f_index_put_transposed,
+      { LARGE },
+      { 1, { TG_FLOAT32 } },
+      &kt_tol_scatter },
+    { "index.Tensor",
+      "its gradient, through autograd",
+      f_index_grad,
+      { LARGE },
+      { 1, { TG_FLOAT32 } },
+      &kt_tol_scatter },
+    { "index.Tensor",
+      "index 5 of 3 rows: refused, nothing written",
+      f_out_of_bounds,
+      { X_3_4 },
+      { 0 },
+      &kt_exact,
+      KT_ALSO("index_put_") },
+    { "index.Tensor",
+      "a mask of the wrong shape",
+      f_mask_shape,
+      { X_3_4 },
       .error = "The shape of the mask [4] at index 0 does not match the shape of the indexed "
                "tensor [3] at index 0" },
-    { "index.Tensor", "three indices for two dims", f_too_many, { X_3_4 },
+    { "index.Tensor",
+      "three indices for two dims",
+      f_too_many,
+      { X_3_4 },
       .error = "too many indices for tensor of dimension 2" },
 };
 KT_REGISTER(advanced_index_cases);

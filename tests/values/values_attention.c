@@ -18,8 +18,9 @@ KT_FN(f_masked_fill)
     switch (a->param) {
     case 0: return kt_y1(y, tg_masked_fill_scalar(x[0], x[1], -3.5));
     case 1:
-        return kt_y1(y, tg_masked_fill(x[0], x[1],
-                                       tg_full(TG_INTS_EMPTY, 1.25, .dtype = a->dtype, .device = a->device)));
+        return kt_y1(y, tg_masked_fill(
+                            x[0], x[1],
+                            tg_full(TG_INTS_EMPTY, 1.25, .dtype = a->dtype, .device = a->device)));
     case 2: return kt_y1(y, tg_masked_fill(x[0], x[1], v));
     default: {
         tg_tensor *m = kt_input(a, (int64_t[]){ 7, 5 }, 2, TG_BOOL, 5, 0, 2);
@@ -86,7 +87,8 @@ KT_FN(f_fused)
     tg_tensor *m = NULL;
     if (kind == 2) m = kt_input(a, (int64_t[]){ B, 1, L, S }, 4, TG_BOOL, 34, 0, 2);
     if (kind == 3)
-        m = kt_input(a, (int64_t[]){ L, S }, 2, dt == TG_FLOAT32 ? TG_FLOAT64 : TG_FLOAT32, 35, -1, 1);
+        m = kt_input(a, (int64_t[]){ L, S }, 2, dt == TG_FLOAT32 ? TG_FLOAT64 : TG_FLOAT32, 35, -1,
+                     1);
     tg_output_logsumexp f =
         tg__scaled_dot_product_fused_attention(q, k, v, .is_causal = kind == 1, .attn_mask = m);
     tg_tensor *go = transposed(kt_input(a, (int64_t[]){ B, H, L, Ev }, 4, dt, 36, -1, 1));
@@ -111,28 +113,58 @@ KT_FN(f_sdpa)
     return 4;
 }
 
-#define QKV(s) { KT_RAND(-1, 1, 1, 2, 33, 8), .seed = s }
+#define QKV(s)                                 \
+    {                                          \
+        KT_RAND(-1, 1, 1, 2, 33, 8), .seed = s \
+    }
 
 static const kt_case attention_cases[] = {
-    { "masked_fill.Scalar", "(2, 5, 7) with a (5, 1) mask; Tensor values; strided, in place",
+    { "masked_fill.Scalar",
+      "(2, 5, 7) with a (5, 1) mask; Tensor values; strided, in place",
       f_masked_fill,
       { { KT_RAND(-2, 2, 2, 5, 7), .seed = 3 }, { KT_RAND_OF(TG_BOOL, 0, 2, 5, 1), .seed = 4 } },
-      KT_F32_F64, &kt_exact, .count = 4,
+      KT_F32_F64,
+      &kt_exact,
+      .count = 4,
       KT_ALSO("masked_fill.Tensor", "masked_fill_.Scalar", "masked_fill_.Tensor") },
-    { "masked_fill_.Scalar", "a float mask", f_masked_fill_float_mask,
-      { { KT_RAND(-2, 2, 2, 5, 7) } }, KT_F32_F64,
+    { "masked_fill_.Scalar",
+      "a float mask",
+      f_masked_fill_float_mask,
+      { { KT_RAND(-2, 2, 2, 5, 7) } },
+      KT_F32_F64,
       .error = "masked_fill_ only supports boolean masks" },
-    { "tril.out", "(2, 3, 6, 5): tril, triu, out=, in place, strided", f_tril_triu,
-      { { KT_RAND(-1, 1, 2, 3, 6, 5), .seed = 10 } }, KT_F32_F64, &kt_exact, .count = 24,
+    { "tril.out",
+      "(2, 3, 6, 5): tril, triu, out=, in place, strided",
+      f_tril_triu,
+      { { KT_RAND(-1, 1, 2, 3, 6, 5), .seed = 10 } },
+      KT_F32_F64,
+      &kt_exact,
+      .count = 24,
       KT_ALSO("triu.out", "tril", "triu", "tril_", "triu_") },
-    { "baddbmm.out", "(3, 4, 5) @ (3, 5, 6): beta, alpha, broadcast, in place, out=", f_baddbmm,
-      { { KT_RAND(-1, 1, 3, 4, 6), .seed = 1 }, { KT_RAND(-1, 1, 4, 1), .seed = 2 },
-        { KT_RAND(-1, 1, 3, 4, 5), .seed = 3 }, { KT_RAND(-1, 1, 3, 5, 6), .seed = 4 } },
-      KT_F32_F64, &kt_tol_attention, .count = 4, KT_ALSO("baddbmm", "baddbmm_") },
-    { "_scaled_dot_product_fused_attention", "forward and backward: every mask kind, L != S, strided",
-      f_fused, { { 0 } }, KT_F32_F64, &kt_tol_attention, .count = 9,
+    { "baddbmm.out",
+      "(3, 4, 5) @ (3, 5, 6): beta, alpha, broadcast, in place, out=",
+      f_baddbmm,
+      { { KT_RAND(-1, 1, 3, 4, 6), .seed = 1 },
+        { KT_RAND(-1, 1, 4, 1), .seed = 2 },
+        { KT_RAND(-1, 1, 3, 4, 5), .seed = 3 },
+        { KT_RAND(-1, 1, 3, 5, 6), .seed = 4 } },
+      KT_F32_F64,
+      &kt_tol_attention,
+      .count = 4,
+      KT_ALSO("baddbmm", "baddbmm_") },
+    { "_scaled_dot_product_fused_attention",
+      "forward and backward: every mask kind, L != S, strided",
+      f_fused,
+      { { 0 } },
+      KT_F32_F64,
+      &kt_tol_attention,
+      .count = 9,
       KT_ALSO("_scaled_dot_product_fused_attention_backward") },
-    { "scaled_dot_product_attention", "(1, 2, 33, 8), causal, and its gradients", f_sdpa,
-      { QKV(50), QKV(51), QKV(52) }, { 1, { TG_FLOAT64 } }, &kt_tol_attention },
+    { "scaled_dot_product_attention",
+      "(1, 2, 33, 8), causal, and its gradients",
+      f_sdpa,
+      { QKV(50), QKV(51), QKV(52) },
+      { 1, { TG_FLOAT64 } },
+      &kt_tol_attention },
 };
 KT_REGISTER(attention_cases);

@@ -18,8 +18,16 @@ static const conv_geo geos[] = {
     { { 2, 4, 6, 6 }, { 8, 1, 3, 3 }, 4, false, true, { 1, 1 }, { 1, 1 }, { 1, 1 }, { 0, 0 }, 4 },
     { { 2, 5, 4, 4 }, { 3, 5, 1, 1 }, 4, false, true, { 1, 1 }, { 0, 0 }, { 1, 1 }, { 0, 0 }, 1 },
     { { 2, 3, 10 }, { 5, 3, 4 }, 3, false, true, { 3 }, { 2 }, { 2 }, { 0 }, 1 },
-    { { 1, 2, 4, 5, 5 }, { 3, 2, 2, 3, 3 }, 5, false, true, { 1, 2, 1 }, { 1, 1, 1 }, { 1, 1, 1 },
-      { 0, 0, 0 }, 1 },
+    { { 1, 2, 4, 5, 5 },
+      { 3, 2, 2, 3, 3 },
+      5,
+      false,
+      true,
+      { 1, 2, 1 },
+      { 1, 1, 1 },
+      { 1, 1, 1 },
+      { 0, 0, 0 },
+      1 },
     { { 2, 4, 5, 4 }, { 4, 3, 3, 3 }, 4, true, true, { 2, 2 }, { 1, 1 }, { 1, 1 }, { 1, 1 }, 1 },
     { { 2, 4, 3, 3 }, { 4, 2, 3, 3 }, 4, true, false, { 1, 1 }, { 0, 0 }, { 2, 2 }, { 0, 0 }, 2 },
 };
@@ -41,11 +49,11 @@ static int conv(const kt_arg *a, tg_tensor **y)
     tg_tensor *b = c->bias ? kt_input(a, &oc, 1, a->dtype, 300 + (uint64_t)k, -1, 1) : NULL;
     y[0] = tg_convolution(x, w, b, st, pd, dl, c->transposed, op, c->groups);
     if (!y[0]) return -1;
-    tg_tensor *go = kt_input(a, tg_tensor_sizes(y[0]), tg_tensor_dim(y[0]), a->dtype,
-                             400 + (uint64_t)k, -1, 1);
+    tg_tensor *go =
+        kt_input(a, tg_tensor_sizes(y[0]), tg_tensor_dim(y[0]), a->dtype, 400 + (uint64_t)k, -1, 1);
     tg_int_list bsz = c->bias ? (tg_int_list){ &oc, 1 } : TG_NO_INTS;
-    tg_tensors3 r = tg_convolution_backward(go, x, w, bsz, st, pd, dl, c->transposed, op,
-                                            c->groups, TG_BOOLS(true, true, true));
+    tg_tensors3 r = tg_convolution_backward(go, x, w, bsz, st, pd, dl, c->transposed, op, c->groups,
+                                            TG_BOOLS(true, true, true));
     y[1] = r.r0;
     y[2] = r.r1;
     y[3] = r.r2;
@@ -68,12 +76,27 @@ KT_FN(f_conv_im2col)
 KT_FN(f_conv2d) { return kt_y1(y, tg_conv2d(x[0], x[1])); }
 
 static const kt_case conv_cases[] = {
-    { "convolution", "8 geometries and a strided input", f_conv, { { 0 } }, KT_F32_F64,
-      &kt_tol_conv, .count = NGEOS + 1, KT_ALSO("convolution_backward") },
-    { "convolution_backward", "the im2col path", f_conv_im2col, { { 0 } }, KT_F32_F64,
-      &kt_tol_conv, .count = NGEOS + 1, KT_ALSO("convolution") },
-    { "convolution", "4 input channels, weight for 3", f_conv2d,
-      { { KT_RAND(0, 0, 2, 4, 5, 5) }, { KT_RAND(0, 0, 8, 3, 3, 3) } }, KT_F32_F64,
+    { "convolution",
+      "8 geometries and a strided input",
+      f_conv,
+      { { 0 } },
+      KT_F32_F64,
+      &kt_tol_conv,
+      .count = NGEOS + 1,
+      KT_ALSO("convolution_backward") },
+    { "convolution_backward",
+      "the im2col path",
+      f_conv_im2col,
+      { { 0 } },
+      KT_F32_F64,
+      &kt_tol_conv,
+      .count = NGEOS + 1,
+      KT_ALSO("convolution") },
+    { "convolution",
+      "4 input channels, weight for 3",
+      f_conv2d,
+      { { KT_RAND(0, 0, 2, 4, 5, 5) }, { KT_RAND(0, 0, 8, 3, 3, 3) } },
+      KT_F32_F64,
       .error = "expected input[2, 4, 5, 5] to have 3 channels, but got 4 channels instead" },
 };
 KT_REGISTER(conv_cases);

@@ -11,7 +11,9 @@
 
 /* ------------------------------------------------------------------ softmax */
 
-static const int64_t sm_shapes[4][3] = { { 37, 129, 1 }, { 8, 16, 33 }, { 4, 3000, 1 }, { 1000, 10, 1 } };
+static const int64_t sm_shapes[4][3] = {
+    { 37, 129, 1 }, { 8, 16, 33 }, { 4, 3000, 1 }, { 1000, 10, 1 }
+};
 static const int sm_ndim[4] = { 2, 3, 2, 2 };
 
 /* parameter = (shape * 4 + dim + 1) * 2 + view (1: the last two dims transposed); the input,
@@ -29,7 +31,8 @@ static int sm_setup(const kt_arg *a, tg_tensor **xv, int64_t *dim, tg_tensor **g
 static const char *sm_name(int p)
 {
     static char buf[64];
-    snprintf(buf, sizeof buf, "shape %d dim %d%s", p / 8, p / 2 % 4 - 1, p % 2 ? " transposed" : "");
+    snprintf(buf, sizeof buf, "shape %d dim %d%s", p / 8, p / 2 % 4 - 1,
+             p % 2 ? " transposed" : "");
     return buf;
 }
 KT_FN(f_softmax)
@@ -51,7 +54,10 @@ KT_FN(f_log_softmax)
     y[2] = tg__log_softmax_backward_data(go, l, dim, a->dtype);
     return l && y[1] && y[2] ? 3 : -1;
 }
-KT_FN(f_softmax_rows) { return kt_y2(y, tg__softmax(x[0], 1, false), tg__log_softmax(x[0], 1, false)); }
+KT_FN(f_softmax_rows)
+{
+    return kt_y2(y, tg__softmax(x[0], 1, false), tg__log_softmax(x[0], 1, false));
+}
 static const double nan_rows[12] = { 1, 2, NAN, 3, -INFINITY, 0, 1, -INFINITY, 5, 5, 5, 5 };
 
 /* ------------------------------------------------------------------ nll_loss */
@@ -118,11 +124,11 @@ KT_FN(f_cat)
 {
     tg_tensor *e = tg_zeros(TG_INTS(0), .device = a->device);
     if (a->param == 0)
-        return kt_y1(y, tg_cat(TG_TENSORS(x[0], x[1], tg_permute(x[2], TG_INTS(2, 1, 0)), e),
-                               .dim = 1));
+        return kt_y1(
+            y, tg_cat(TG_TENSORS(x[0], x[1], tg_permute(x[2], TG_INTS(2, 1, 0)), e), .dim = 1));
     if (a->param == 1) return kt_y1(y, tg_cat(TG_TENSORS(x[0], x[0]), .dim = -1));
-    return kt_y1(y, tg_cat(TG_TENSORS(tg_t(tg_select(x[0], 0, 1)), tg_t(tg_select(x[1], 0, 2))),
-                           .dim = 1));
+    return kt_y1(
+        y, tg_cat(TG_TENSORS(tg_t(tg_select(x[0], 0, 1)), tg_t(tg_select(x[1], 0, 2))), .dim = 1));
 }
 KT_FN(f_cat3) { return kt_y1(y, tg_cat(TG_TENSORS(x[0], x[0], x[0]), .dim = 0)); }
 KT_FN(f_cat_out)
@@ -135,39 +141,87 @@ KT_FN(f_cat_ndim)
     return kt_y1(y, tg_cat(TG_TENSORS(x[0], tg_zeros(TG_INTS(4, 5), .device = a->device))));
 }
 
-#define CAT_INPUTS                                                                     \
-    { KT_RAND_OF(TG_FLOAT32, -1, 1, 4, 5, 6), .seed = 1 },                             \
-        { KT_RAND_OF(TG_FLOAT32, -1, 1, 4, 2, 6), .seed = 2 }, {                       \
-        KT_RAND_OF(TG_INT32, -9, 9, 6, 3, 4), .seed = 3                                \
+#define CAT_INPUTS                                             \
+    { KT_RAND_OF(TG_FLOAT32, -1, 1, 4, 5, 6), .seed = 1 },     \
+        { KT_RAND_OF(TG_FLOAT32, -1, 1, 4, 2, 6), .seed = 2 }, \
+    {                                                          \
+        KT_RAND_OF(TG_INT32, -9, 9, 6, 3, 4), .seed = 3        \
     }
 
 static const kt_case nn_cases[] = {
-    { "_softmax.out", "4 shapes, every dim", f_softmax, { { 0 } }, KT_FLOATS, &kt_tol_softmax,
-      .count = 32, .param_name = sm_name },
-    { "_log_softmax.out", "4 shapes, every dim, and both backward data", f_log_softmax, { { 0 } },
-      KT_FLOATS, &kt_tol_log_softmax, .count = 32, .param_name = sm_name,
+    { "_softmax.out",
+      "4 shapes, every dim",
+      f_softmax,
+      { { 0 } },
+      KT_FLOATS,
+      &kt_tol_softmax,
+      .count = 32,
+      .param_name = sm_name },
+    { "_log_softmax.out",
+      "4 shapes, every dim, and both backward data",
+      f_log_softmax,
+      { { 0 } },
+      KT_FLOATS,
+      &kt_tol_log_softmax,
+      .count = 32,
+      .param_name = sm_name,
       KT_ALSO("_softmax_backward_data", "_log_softmax_backward_data") },
-    { "_softmax.out", "NaN and -inf rows", f_softmax_rows, { { KT_VALUES(nan_rows, 3, 4) } },
-      { 1, { TG_FLOAT32 } }, &kt_tol_softmax_special },
+    { "_softmax.out",
+      "NaN and -inf rows",
+      f_softmax_rows,
+      { { KT_VALUES(nan_rows, 3, 4) } },
+      { 1, { TG_FLOAT32 } },
+      &kt_tol_softmax_special },
 
-    { "nll_loss_forward", "(300, 11), every reduction, weights", f_nll_loss,
-      { { KT_RAND(-5, 0, 300, 11), .seed = 3 }, { KT_RAND_OF(TG_INT64, 0, 11, 300), .seed = 4 },
+    { "nll_loss_forward",
+      "(300, 11), every reduction, weights",
+      f_nll_loss,
+      { { KT_RAND(-5, 0, 300, 11), .seed = 3 },
+        { KT_RAND_OF(TG_INT64, 0, 11, 300), .seed = 4 },
         { KT_RAND(0.5, 2, 11), .seed = 5 } },
-      KT_F32_F64, &kt_tol_scatter, .count = 6, KT_ALSO("nll_loss_backward") },
-    { "nll_loss_forward", "target out of bounds", f_nll_loss_bad_target,
-      { { KT_RAND_OF(TG_FLOAT32, -1, 0, 4, 3) } }, .error = "Target 7 is out of bounds." },
+      KT_F32_F64,
+      &kt_tol_scatter,
+      .count = 6,
+      KT_ALSO("nll_loss_backward") },
+    { "nll_loss_forward",
+      "target out of bounds",
+      f_nll_loss_bad_target,
+      { { KT_RAND_OF(TG_FLOAT32, -1, 0, 4, 3) } },
+      .error = "Target 7 is out of bounds." },
 
-    { "sgd_step_", "3 steps: plain, nesterov, maximize", f_sgd, { { 0 } }, KT_FLOATS,
-      &kt_tol_optim, .count = 3 },
-    { "adam_step_", "3 steps: plain, amsgrad, decoupled", f_adam, { { 0 } }, KT_FLOATS,
-      &kt_tol_optim, .count = 3 },
+    { "sgd_step_",
+      "3 steps: plain, nesterov, maximize",
+      f_sgd,
+      { { 0 } },
+      KT_FLOATS,
+      &kt_tol_optim,
+      .count = 3 },
+    { "adam_step_",
+      "3 steps: plain, amsgrad, decoupled",
+      f_adam,
+      { { 0 } },
+      KT_FLOATS,
+      &kt_tol_optim,
+      .count = 3 },
 
-    { "cat.out", "promotion, permuted, empty, t() views", f_cat, { CAT_INPUTS }, { 0 },
-      &kt_exact, .count = 3 },
-    { "cat.out", "(3, 7) three times", f_cat3, { { KT_RAND(-1, 1, 3, 7), .seed = 9 } }, KT_FLOATS,
+    { "cat.out",
+      "promotion, permuted, empty, t() views",
+      f_cat,
+      { CAT_INPUTS },
+      { 0 },
+      &kt_exact,
+      .count = 3 },
+    { "cat.out",
+      "(3, 7) three times",
+      f_cat3,
+      { { KT_RAND(-1, 1, 3, 7), .seed = 9 } },
+      KT_FLOATS,
       &kt_exact },
     { "cat.out", "into a float64 out=", f_cat_out, { CAT_INPUTS }, { 0 }, &kt_exact },
-    { "cat.out", "3 and 2 dims", f_cat_ndim, { CAT_INPUTS },
+    { "cat.out",
+      "3 and 2 dims",
+      f_cat_ndim,
+      { CAT_INPUTS },
       .error = "Tensors must have same number of dimensions: got 3 and 2" },
 };
 KT_REGISTER(nn_cases);

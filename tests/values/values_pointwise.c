@@ -127,10 +127,13 @@ KT_FN(f_exp_out_i64)
 
 /* ------------------------------------------------------------------ the cases */
 
-#define KT_NO_BOOL                                                                          \
-    {                                                                                       \
-        9, { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
-             TG_INT8, TG_UINT8 }                                                            \
+#define KT_NO_BOOL                                                                         \
+    {                                                                                      \
+        9,                                                                                 \
+        {                                                                                  \
+            TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
+                TG_INT8, TG_UINT8                                                          \
+        }                                                                                  \
     }
 
 static const kt_pair mixed[] = {
@@ -148,31 +151,60 @@ static const kt_pair mixed_no_bool[] = {
 #define TOL_REFUSE &kt_tol_libm, .flags = KT_MAY_REFUSE
 /* A binary operator's six cases: equal shapes (and strided), broadcast, a CPU zero-dim
  * operand, each in every dtype and in mixed pairs. */
-#define BINARY(op, fn, la, ha, lb, hb, dtypes, pairs)                                           \
-    { op, "(33, 65)", fn, { { KT_RAND(la, ha, 33, 65), .seed = 11 },                         \
-                            { KT_RAND(lb, hb, 33, 65), .seed = 23 } },                       \
-      dtypes, &kt_tol_libm, .flags = KT_STRIDED | KT_MAY_REFUSE },                               \
-    { op, "(4, 1, 7) with (3, 7)", fn, { { KT_RAND(la, ha, 4, 1, 7), .seed = 12 },           \
-                                         { KT_RAND(lb, hb, 3, 7), .seed = 24 } },            \
-      dtypes, TOL_REFUSE },                                                                     \
-    { op, "a CPU zero-dim operand", fn, { { KT_RAND(la, ha, 33, 65), .seed = 14 },           \
-                                          { KT_HOST(KT_DT, lb, hb), .seed = 26 } },          \
-      dtypes, TOL_REFUSE },                                                                     \
-    { op, "mixed (33, 65)", fn, { { KT_RAND(la, ha, 33, 65), .seed = 11 },                   \
-                                  { KT_RAND_OF(KT_DT2, lb, hb, 33, 65), .seed = 23 } },      \
-      { 0 }, TOL_REFUSE, KT_PAIRS(pairs) },                                                     \
-    { op, "mixed (4, 1, 7) with (3, 7)", fn, { { KT_RAND(la, ha, 4, 1, 7), .seed = 12 },     \
-                                               { KT_RAND_OF(KT_DT2, lb, hb, 3, 7), .seed = 24 } }, \
-      { 0 }, TOL_REFUSE, KT_PAIRS(pairs) },                                                     \
-    { op, "mixed, a CPU zero-dim operand", fn, { { KT_RAND(la, ha, 33, 65), .seed = 14 },    \
-                                                 { KT_HOST(KT_DT2, lb, hb), .seed = 26 } },  \
-      { 0 }, TOL_REFUSE, KT_PAIRS(pairs) }
+#define BINARY(op, fn, la, ha, lb, hb, dtypes, pairs)                                             \
+    { op,                                                                                         \
+      "(33, 65)",                                                                                 \
+      fn,                                                                                         \
+      { { KT_RAND(la, ha, 33, 65), .seed = 11 }, { KT_RAND(lb, hb, 33, 65), .seed = 23 } },       \
+      dtypes,                                                                                     \
+      &kt_tol_libm,                                                                               \
+      .flags = KT_STRIDED | KT_MAY_REFUSE },                                                      \
+        { op,                                                                                     \
+          "(4, 1, 7) with (3, 7)",                                                                \
+          fn,                                                                                     \
+          { { KT_RAND(la, ha, 4, 1, 7), .seed = 12 }, { KT_RAND(lb, hb, 3, 7), .seed = 24 } },    \
+          dtypes,                                                                                 \
+          TOL_REFUSE },                                                                           \
+        { op,                                                                                     \
+          "a CPU zero-dim operand",                                                               \
+          fn,                                                                                     \
+          { { KT_RAND(la, ha, 33, 65), .seed = 14 }, { KT_HOST(KT_DT, lb, hb), .seed = 26 } },    \
+          dtypes,                                                                                 \
+          TOL_REFUSE },                                                                           \
+        { op,                                                                                     \
+          "mixed (33, 65)",                                                                       \
+          fn,                                                                                     \
+          { { KT_RAND(la, ha, 33, 65), .seed = 11 },                                              \
+            { KT_RAND_OF(KT_DT2, lb, hb, 33, 65), .seed = 23 } },                                 \
+          { 0 },                                                                                  \
+          TOL_REFUSE,                                                                             \
+          KT_PAIRS(pairs) },                                                                      \
+        { op,                                                                                     \
+          "mixed (4, 1, 7) with (3, 7)",                                                          \
+          fn,                                                                                     \
+          { { KT_RAND(la, ha, 4, 1, 7), .seed = 12 },                                             \
+            { KT_RAND_OF(KT_DT2, lb, hb, 3, 7), .seed = 24 } },                                   \
+          { 0 },                                                                                  \
+          TOL_REFUSE,                                                                             \
+          KT_PAIRS(pairs) },                                                                      \
+    {                                                                                             \
+        op, "mixed, a CPU zero-dim operand", fn,                                                  \
+            { { KT_RAND(la, ha, 33, 65), .seed = 14 }, { KT_HOST(KT_DT2, lb, hb), .seed = 26 } }, \
+            { 0 }, TOL_REFUSE, KT_PAIRS(pairs)                                                    \
+    }
 
 /* A unary operator's cases: (33, 65) (and strided) and (4, 1, 7), every dtype. */
-#define UNARY(op, fn, lo, hi)                                                                    \
-    { op, "(33, 65)", fn, { { KT_RAND(lo, hi, 33, 65), .seed = 31 } }, KT_ALL, &kt_tol_libm,    \
-      .flags = KT_STRIDED | KT_MAY_REFUSE },                                                    \
-    { op, "(4, 1, 7)", fn, { { KT_RAND(lo, hi, 4, 1, 7), .seed = 32 } }, KT_ALL, TOL_REFUSE }
+#define UNARY(op, fn, lo, hi)                                                                 \
+    { op,                                                                                     \
+      "(33, 65)",                                                                             \
+      fn,                                                                                     \
+      { { KT_RAND(lo, hi, 33, 65), .seed = 31 } },                                            \
+      KT_ALL,                                                                                 \
+      &kt_tol_libm,                                                                           \
+      .flags = KT_STRIDED | KT_MAY_REFUSE },                                                  \
+    {                                                                                         \
+        op, "(4, 1, 7)", fn, { { KT_RAND(lo, hi, 4, 1, 7), .seed = 32 } }, KT_ALL, TOL_REFUSE \
+    }
 
 static const kt_pair where_pairs[] = {
     { TG_FLOAT32, TG_FLOAT32 },
@@ -181,20 +213,29 @@ static const kt_pair where_pairs[] = {
     { TG_BOOL, TG_BFLOAT16 },
 };
 
-#define CLAMP_DTYPES                                                                        \
-    {                                                                                       \
+#define CLAMP_DTYPES                                                                         \
+    {                                                                                        \
         7, { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_UINT8 } \
     }
 /* x in [0, 9), its bounds in [0, 4) and [5, 9) */
-#define CLAMP_X(...) { KT_RAND(0, 9, __VA_ARGS__), .seed = 51 }
-#define CLAMP_LO(...) { KT_RAND(0, 4, __VA_ARGS__), .seed = 53 }
-#define CLAMP_HI(...) { KT_RAND(5, 9, __VA_ARGS__), .seed = 57 }
+#define CLAMP_X(...)                           \
+    {                                          \
+        KT_RAND(0, 9, __VA_ARGS__), .seed = 51 \
+    }
+#define CLAMP_LO(...)                          \
+    {                                          \
+        KT_RAND(0, 4, __VA_ARGS__), .seed = 53 \
+    }
+#define CLAMP_HI(...)                          \
+    {                                          \
+        KT_RAND(5, 9, __VA_ARGS__), .seed = 57 \
+    }
 
-#define COPY_ROW(s)                                                                            \
-    { s, TG_FLOAT32 }, { s, TG_FLOAT64 }, { s, TG_FLOAT16 }, { s, TG_BFLOAT16 },             \
-        { s, TG_INT64 }, { s, TG_INT32 }, { s, TG_INT16 }, { s, TG_INT8 }, { s, TG_UINT8 }, \
-    {                                                                                          \
-        s, TG_BOOL                                                                             \
+#define COPY_ROW(s)                                                                               \
+    { s, TG_FLOAT32 }, { s, TG_FLOAT64 }, { s, TG_FLOAT16 }, { s, TG_BFLOAT16 }, { s, TG_INT64 }, \
+        { s, TG_INT32 }, { s, TG_INT16 }, { s, TG_INT8 }, { s, TG_UINT8 },                        \
+    {                                                                                             \
+        s, TG_BOOL                                                                                \
     }
 static const kt_pair every_pair[] = {
     COPY_ROW(TG_FLOAT32), COPY_ROW(TG_FLOAT64), COPY_ROW(TG_FLOAT16), COPY_ROW(TG_BFLOAT16),
@@ -202,11 +243,26 @@ static const kt_pair every_pair[] = {
     COPY_ROW(TG_UINT8),   COPY_ROW(TG_BOOL),
 };
 
-#define I32_17_31(s) { KT_RAND_OF(TG_INT32, -50, 50, 17, 31), .seed = s }
-#define F32_17_31(s) { KT_RAND_OF(TG_FLOAT32, -3, 3, 17, 31), .seed = s }
-#define F32_8 { KT_RAND_OF(TG_FLOAT32, -1, 1, 8), .seed = 81 }
-#define I64_8 { KT_RAND_OF(TG_INT64, -3, 3, 8), .seed = 83 }
-#define BOOL_8 { KT_RAND_OF(TG_BOOL, 0, 2, 8), .seed = 85 }
+#define I32_17_31(s)                                     \
+    {                                                    \
+        KT_RAND_OF(TG_INT32, -50, 50, 17, 31), .seed = s \
+    }
+#define F32_17_31(s)                                     \
+    {                                                    \
+        KT_RAND_OF(TG_FLOAT32, -3, 3, 17, 31), .seed = s \
+    }
+#define F32_8                                        \
+    {                                                \
+        KT_RAND_OF(TG_FLOAT32, -1, 1, 8), .seed = 81 \
+    }
+#define I64_8                                      \
+    {                                              \
+        KT_RAND_OF(TG_INT64, -3, 3, 8), .seed = 83 \
+    }
+#define BOOL_8                                   \
+    {                                            \
+        KT_RAND_OF(TG_BOOL, 0, 2, 8), .seed = 85 \
+    }
 
 static const kt_case pointwise_cases[] = {
     BINARY("add.out", f_add, -4, 4, -4, 4, KT_ALL, mixed),
@@ -225,14 +281,30 @@ static const kt_case pointwise_cases[] = {
     BINARY("gt.Tensor_out", f_gt, -2, 2, -2, 2, KT_ALL, mixed),
     BINARY("ge.Tensor_out", f_ge, -2, 2, -2, 2, KT_ALL, mixed),
     BINARY("threshold_backward", f_threshold_backward, -2, 2, -1, 1, KT_NO_BOOL, mixed_no_bool),
-    { "add.out", "int32 into a float64 out=", f_add_out_f64, { I32_17_31(1), I32_17_31(2) },
-      { 0 }, &kt_tol_libm },
-    { "lt.Tensor_out", "into a float32 out=", f_lt_out_f32, { F32_17_31(4), I32_17_31(1) },
-      { 0 }, &kt_tol_libm },
-    { "mul.out", "mul_: float32 *= int32", f_mul_, { F32_17_31(4), I32_17_31(2) }, { 0 },
+    { "add.out",
+      "int32 into a float64 out=",
+      f_add_out_f64,
+      { I32_17_31(1), I32_17_31(2) },
+      { 0 },
       &kt_tol_libm },
-    { "ge.Tensor_out", "ge_: bool stored into float32", f_ge_, { F32_17_31(4), I32_17_31(2) },
-      { 0 }, &kt_tol_libm },
+    { "lt.Tensor_out",
+      "into a float32 out=",
+      f_lt_out_f32,
+      { F32_17_31(4), I32_17_31(1) },
+      { 0 },
+      &kt_tol_libm },
+    { "mul.out",
+      "mul_: float32 *= int32",
+      f_mul_,
+      { F32_17_31(4), I32_17_31(2) },
+      { 0 },
+      &kt_tol_libm },
+    { "ge.Tensor_out",
+      "ge_: bool stored into float32",
+      f_ge_,
+      { F32_17_31(4), I32_17_31(2) },
+      { 0 },
+      &kt_tol_libm },
 
     UNARY("neg.out", f_neg, -5, 5),
     UNARY("abs.out", f_abs, -5, 5),
@@ -245,65 +317,154 @@ static const kt_case pointwise_cases[] = {
     UNARY("cos.out", f_cos, -6, 6),
     UNARY("tanh.out", f_tanh, -4, 4),
     UNARY("sigmoid.out", f_sigmoid, -9, 9),
-    { "tanh.out", "float32 into a float64 out=", f_tanh_out_f64,
-      { { KT_RAND_OF(TG_FLOAT32, -3, 3, 1001), .seed = 5 } }, { 0 }, &kt_tol_libm },
-    { "exp.out", "exp_ in place", f_exp_, { { KT_RAND_OF(TG_FLOAT32, -3, 3, 1001), .seed = 5 } },
-      { 0 }, &kt_tol_libm },
+    { "tanh.out",
+      "float32 into a float64 out=",
+      f_tanh_out_f64,
+      { { KT_RAND_OF(TG_FLOAT32, -3, 3, 1001), .seed = 5 } },
+      { 0 },
+      &kt_tol_libm },
+    { "exp.out",
+      "exp_ in place",
+      f_exp_,
+      { { KT_RAND_OF(TG_FLOAT32, -3, 3, 1001), .seed = 5 } },
+      { 0 },
+      &kt_tol_libm },
 
-    { "where.self_out", "(33, 65)", f_where,
-      { { KT_RAND(0, 2, 33, 65), .seed = 41 }, { KT_RAND_OF(KT_DT2, -5, 5, 33, 65), .seed = 43 },
+    { "where.self_out",
+      "(33, 65)",
+      f_where,
+      { { KT_RAND(0, 2, 33, 65), .seed = 41 },
+        { KT_RAND_OF(KT_DT2, -5, 5, 33, 65), .seed = 43 },
         { KT_RAND_OF(TG_BOOL, 0, 2, 33, 65), .seed = 47 } },
-      { 0 }, &kt_tol_libm, .flags = KT_STRIDED, KT_PAIRS(where_pairs) },
-    { "where.self_out", "(4, 1, 7), (3, 7), (4, 1, 7)", f_where,
-      { { KT_RAND(0, 2, 4, 1, 7), .seed = 41 }, { KT_RAND_OF(KT_DT2, -5, 5, 3, 7), .seed = 43 },
+      { 0 },
+      &kt_tol_libm,
+      .flags = KT_STRIDED,
+      KT_PAIRS(where_pairs) },
+    { "where.self_out",
+      "(4, 1, 7), (3, 7), (4, 1, 7)",
+      f_where,
+      { { KT_RAND(0, 2, 4, 1, 7), .seed = 41 },
+        { KT_RAND_OF(KT_DT2, -5, 5, 3, 7), .seed = 43 },
         { KT_RAND_OF(TG_BOOL, 0, 2, 4, 1, 7), .seed = 47 } },
-      { 0 }, &kt_tol_libm, KT_PAIRS(where_pairs) },
-    { "where.self_out", "a CPU zero-dim other", f_where,
-      { { KT_RAND(0, 2, 33, 65), .seed = 41 }, { KT_HOST(KT_DT2, -5, 5), .seed = 43 },
+      { 0 },
+      &kt_tol_libm,
+      KT_PAIRS(where_pairs) },
+    { "where.self_out",
+      "a CPU zero-dim other",
+      f_where,
+      { { KT_RAND(0, 2, 33, 65), .seed = 41 },
+        { KT_HOST(KT_DT2, -5, 5), .seed = 43 },
         { KT_RAND_OF(TG_BOOL, 0, 2, 33, 65), .seed = 47 } },
-      { 0 }, &kt_tol_libm, KT_PAIRS(where_pairs) },
+      { 0 },
+      &kt_tol_libm,
+      KT_PAIRS(where_pairs) },
 
-    { "clamp.out", "(33, 65)", f_clamp, { CLAMP_X(33, 65) }, CLAMP_DTYPES, &kt_tol_libm,
-      .flags = KT_STRIDED, .count = 2 },
-    { "clamp.out", "(4, 1, 7)", f_clamp, { CLAMP_X(4, 1, 7) }, CLAMP_DTYPES, &kt_tol_libm,
+    { "clamp.out",
+      "(33, 65)",
+      f_clamp,
+      { CLAMP_X(33, 65) },
+      CLAMP_DTYPES,
+      &kt_tol_libm,
+      .flags = KT_STRIDED,
       .count = 2 },
-    { "clamp.Tensor_out", "(33, 65)", f_clamp_tensor,
-      { CLAMP_X(33, 65), CLAMP_LO(33, 65), CLAMP_HI(33, 65) }, CLAMP_DTYPES, &kt_tol_libm,
-      .flags = KT_STRIDED, .count = 2 },
-    { "clamp.Tensor_out", "(4, 1, 7) with bounds (3, 7)", f_clamp_tensor,
-      { CLAMP_X(4, 1, 7), CLAMP_LO(3, 7), CLAMP_HI(3, 7) }, CLAMP_DTYPES, &kt_tol_libm,
+    { "clamp.out",
+      "(4, 1, 7)",
+      f_clamp,
+      { CLAMP_X(4, 1, 7) },
+      CLAMP_DTYPES,
+      &kt_tol_libm,
       .count = 2 },
-    { "clamp.Tensor_out", "CPU zero-dim bounds", f_clamp_tensor,
-      { CLAMP_X(33, 65), { KT_HOST(KT_DT, 0, 4), .seed = 53 }, { KT_HOST(KT_DT, 5, 9), .seed = 57 } },
-      CLAMP_DTYPES, &kt_tol_libm, .count = 2 },
+    { "clamp.Tensor_out",
+      "(33, 65)",
+      f_clamp_tensor,
+      { CLAMP_X(33, 65), CLAMP_LO(33, 65), CLAMP_HI(33, 65) },
+      CLAMP_DTYPES,
+      &kt_tol_libm,
+      .flags = KT_STRIDED,
+      .count = 2 },
+    { "clamp.Tensor_out",
+      "(4, 1, 7) with bounds (3, 7)",
+      f_clamp_tensor,
+      { CLAMP_X(4, 1, 7), CLAMP_LO(3, 7), CLAMP_HI(3, 7) },
+      CLAMP_DTYPES,
+      &kt_tol_libm,
+      .count = 2 },
+    { "clamp.Tensor_out",
+      "CPU zero-dim bounds",
+      f_clamp_tensor,
+      { CLAMP_X(33, 65),
+        { KT_HOST(KT_DT, 0, 4), .seed = 53 },
+        { KT_HOST(KT_DT, 5, 9), .seed = 57 } },
+      CLAMP_DTYPES,
+      &kt_tol_libm,
+      .count = 2 },
     { "clamp.out", "clamp_ [-20, 30] in place", f_clamp_, { F32_17_31(4) }, { 0 }, &kt_tol_libm },
 
-    { "copy_", "every dtype into every dtype", f_copy,
-      { { KT_RAND(-100, 100, 19, 23), .seed = 61 } }, { 0 }, &kt_tol_libm,
+    { "copy_",
+      "every dtype into every dtype",
+      f_copy,
+      { { KT_RAND(-100, 100, 19, 23), .seed = 61 } },
+      { 0 },
+      &kt_tol_libm,
       KT_PAIRS(every_pair) },
-    { "copy_", "a broadcast (23) float64 row", f_copy_into_19_23,
-      { { KT_RAND_OF(TG_FLOAT64, -1, 1, 23), .seed = 71 } }, { 0 }, &kt_tol_libm },
-    { "copy_", "a transposed int32 source", f_copy_transposed_into_19_23,
-      { { KT_RAND_OF(TG_INT32, -9, 9, 23, 19), .seed = 73 } }, { 0 }, &kt_tol_libm },
-    { "copy_", "a CPU zero-dim source", f_copy_into_19_23,
-      { { KT_HOST(TG_FLOAT64, -3, 3), .seed = 75 } }, { 0 }, &kt_tol_libm },
+    { "copy_",
+      "a broadcast (23) float64 row",
+      f_copy_into_19_23,
+      { { KT_RAND_OF(TG_FLOAT64, -1, 1, 23), .seed = 71 } },
+      { 0 },
+      &kt_tol_libm },
+    { "copy_",
+      "a transposed int32 source",
+      f_copy_transposed_into_19_23,
+      { { KT_RAND_OF(TG_INT32, -9, 9, 23, 19), .seed = 73 } },
+      { 0 },
+      &kt_tol_libm },
+    { "copy_",
+      "a CPU zero-dim source",
+      f_copy_into_19_23,
+      { { KT_HOST(TG_FLOAT64, -3, 3), .seed = 75 } },
+      { 0 },
+      &kt_tol_libm },
 
     /* refused on every backend */
     { "div.out_mode", "floor by zero", f_div_floor_zero, { I64_8 }, .error = "ZeroDivisionError" },
     { "div.out_mode", "trunc by zero", f_div_trunc_zero, { I64_8 }, .error = "ZeroDivisionError" },
-    { "div.out_mode", "rounding mode 'round'", f_div_round, { F32_8 },
-      .error = "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'" },
-    { "sub.out", "bool - bool", f_sub_self, { BOOL_8 },
+    { "div.out_mode",
+      "rounding mode 'round'",
+      f_div_round,
+      { F32_8 },
+      .error =
+          "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'round'" },
+    { "sub.out",
+      "bool - bool",
+      f_sub_self,
+      { BOOL_8 },
       .error = "Subtraction, the `-` operator, with two bool tensors is not supported" },
-    { "neg.out", "bool", f_neg, { BOOL_8 },
+    { "neg.out",
+      "bool",
+      f_neg,
+      { BOOL_8 },
       .error = "Negation, the `-` operator, on a bool tensor is not supported" },
-    { "add.out", "integers, alpha 0.5", f_add_alpha_half, { I64_8 },
+    { "add.out",
+      "integers, alpha 0.5",
+      f_add_alpha_half,
+      { I64_8 },
       .error = "For integral input tensors, argument alpha must not be a floating point number." },
-    { "clamp.out", "no bounds", f_clamp_none, { I64_8 },
+    { "clamp.out",
+      "no bounds",
+      f_clamp_none,
+      { I64_8 },
       .error = "torch.clamp: At least one of 'min' or 'max' must not be None" },
-    { "where.self_out", "a float condition", f_where_float, { F32_8 },
-      .error = "where expected condition to be a boolean tensor, but got a tensor with dtype Float" },
-    { "exp.out", "float into an int64 out=", f_exp_out_i64, { F32_8 },
+    { "where.self_out",
+      "a float condition",
+      f_where_float,
+      { F32_8 },
+      .error =
+          "where expected condition to be a boolean tensor, but got a tensor with dtype Float" },
+    { "exp.out",
+      "float into an int64 out=",
+      f_exp_out_i64,
+      { F32_8 },
       .error = "result type Float can't be cast to the desired output type Long" },
 };
 KT_REGISTER(pointwise_cases);

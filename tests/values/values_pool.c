@@ -6,9 +6,12 @@
  * Bounds: maxima, gathers and indices exact; averages and gradient sums kt_tol_pool. */
 #include "kt_case.h"
 
-#define X { KT_RAND(-2, 2, 2, 3, 9, 11), .seed = 7 }
-#define POOL_DTYPES                                 \
-    {                                               \
+#define X                                      \
+    {                                          \
+        KT_RAND(-2, 2, 2, 3, 9, 11), .seed = 7 \
+    }
+#define POOL_DTYPES                                \
+    {                                              \
         3, { TG_FLOAT32, TG_FLOAT64, TG_BFLOAT16 } \
     }
 
@@ -49,7 +52,8 @@ KT_FN(f_max_pool_backward)
     max_cfg m = max_config(a->param);
     tg_tensors2 r = max_pool(x[0], a->param);
     tg_tensor *go = kt_input(a, tg_tensor_sizes(r.r0), 4, a->dtype, 30 + (uint64_t)a->param, -1, 1);
-    return kt_y1(y, tg_max_pool2d_with_indices_backward(go, x[0], m.k, m.s, m.p, m.d, m.ceil, r.r1));
+    return kt_y1(y,
+                 tg_max_pool2d_with_indices_backward(go, x[0], m.k, m.s, m.p, m.d, m.ceil, r.r1));
 }
 KT_FN(f_adaptive_max)
 {
@@ -92,7 +96,8 @@ KT_FN(f_adaptive_avg)
 {
     static const int64_t outs[3][2] = { { 4, 5 }, { 9, 11 }, { 13, 3 } };
     const int64_t *o = outs[a->param];
-    tg_tensor *go = kt_input(a, (int64_t[]){ 2, 3, o[0], o[1] }, 4, a->dtype, 60 + (uint64_t)a->param, -1, 1);
+    tg_tensor *go =
+        kt_input(a, (int64_t[]){ 2, 3, o[0], o[1] }, 4, a->dtype, 60 + (uint64_t)a->param, -1, 1);
     return kt_y2(y, tg__adaptive_avg_pool2d(x[0], (tg_int_list){ o, 2 }),
                  tg__adaptive_avg_pool2d_backward(go, x[0]));
 }
@@ -116,46 +121,116 @@ KT_FN(f_pad_backward)
     if (a->param == 5) return KT_NO_FORM;
     tg_tensor *r = pad(x[0], a->param);
     if (!r) return -1;
-    tg_tensor *go = kt_input(a, tg_tensor_sizes(r), 4, a->dtype, 70 + (uint64_t)a->param / 2, -1, 1);
+    tg_tensor *go =
+        kt_input(a, tg_tensor_sizes(r), 4, a->dtype, 70 + (uint64_t)a->param / 2, -1, 1);
     tg_int_list l = { pads[a->param / 2], 4 };
     return kt_y1(y, a->param % 2 ? tg_reflection_pad2d_backward(go, x[0], l)
                                  : tg_replication_pad2d_backward(go, x[0], l));
 }
-KT_FN(f_constant_pad) { return kt_y1(y, tg_constant_pad_nd(x[0], TG_INTS(2, -1, 0, 3, 1, 1), .value = 1.5)); }
+KT_FN(f_constant_pad)
+{
+    return kt_y1(y, tg_constant_pad_nd(x[0], TG_INTS(2, -1, 0, 3, 1, 1), .value = 1.5));
+}
 KT_FN(f_reflection_too_wide) { return kt_y1(y, tg_reflection_pad2d(x[0], TG_INTS(6, 1, 1, 1))); }
 KT_FN(f_max_pool_too_small) { return kt_y1(y, tg_max_pool2d_with_indices(x[0], TG_INTS(6)).r0); }
 
-#define ZEROS_2_3_5_6 { KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 3, 5, 6) }
+#define ZEROS_2_3_5_6                            \
+    {                                            \
+        KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 3, 5, 6) \
+    }
 
 static const kt_case pool_cases[] = {
-    { "max_pool2d_with_indices", "3 configs, and max_pool_double_backward", f_max_pool, { X },
-      POOL_DTYPES, &kt_exact, .flags = KT_STRIDED, .count = 3,
+    { "max_pool2d_with_indices",
+      "3 configs, and max_pool_double_backward",
+      f_max_pool,
+      { X },
+      POOL_DTYPES,
+      &kt_exact,
+      .flags = KT_STRIDED,
+      .count = 3,
       KT_ALSO("max_pool_double_backward") },
-    { "max_pool2d_with_indices_backward", "3 configs", f_max_pool_backward, { X }, POOL_DTYPES,
-      &kt_tol_pool, .flags = KT_STRIDED, .count = 3 },
-    { "adaptive_max_pool2d", "to (4, 5)", f_adaptive_max, { X }, POOL_DTYPES, &kt_exact,
+    { "max_pool2d_with_indices_backward",
+      "3 configs",
+      f_max_pool_backward,
+      { X },
+      POOL_DTYPES,
+      &kt_tol_pool,
+      .flags = KT_STRIDED,
+      .count = 3 },
+    { "adaptive_max_pool2d",
+      "to (4, 5)",
+      f_adaptive_max,
+      { X },
+      POOL_DTYPES,
+      &kt_exact,
       .flags = KT_STRIDED },
-    { "adaptive_max_pool2d_backward", "to (4, 5)", f_adaptive_max_backward, { X }, POOL_DTYPES,
-      &kt_tol_pool, .flags = KT_STRIDED },
-    { "max_pool2d_with_indices", "NaN wins", f_max_pool_nan, { { KT_VALUES(nan16, 1, 4, 4) } },
-      { 1, { TG_FLOAT32 } }, &kt_exact },
-    { "avg_pool2d", "4 configs, and the backward", f_avg_pool, { X }, POOL_DTYPES, &kt_tol_pool,
-      .flags = KT_STRIDED, .count = 4, KT_ALSO("avg_pool2d_backward") },
-    { "_adaptive_avg_pool2d", "3 output sizes, and the backward", f_adaptive_avg, { X },
-      POOL_DTYPES, &kt_tol_pool, .flags = KT_STRIDED, .count = 3,
+    { "adaptive_max_pool2d_backward",
+      "to (4, 5)",
+      f_adaptive_max_backward,
+      { X },
+      POOL_DTYPES,
+      &kt_tol_pool,
+      .flags = KT_STRIDED },
+    { "max_pool2d_with_indices",
+      "NaN wins",
+      f_max_pool_nan,
+      { { KT_VALUES(nan16, 1, 4, 4) } },
+      { 1, { TG_FLOAT32 } },
+      &kt_exact },
+    { "avg_pool2d",
+      "4 configs, and the backward",
+      f_avg_pool,
+      { X },
+      POOL_DTYPES,
+      &kt_tol_pool,
+      .flags = KT_STRIDED,
+      .count = 4,
+      KT_ALSO("avg_pool2d_backward") },
+    { "_adaptive_avg_pool2d",
+      "3 output sizes, and the backward",
+      f_adaptive_avg,
+      { X },
+      POOL_DTYPES,
+      &kt_tol_pool,
+      .flags = KT_STRIDED,
+      .count = 3,
       KT_ALSO("_adaptive_avg_pool2d_backward") },
     /* CPU padding has no bfloat16, as PyTorch's */
-    { "replication_pad2d", "3 paddings, replication and reflection", f_pad, { X }, KT_F32_F64,
-      &kt_exact, .flags = KT_STRIDED, .count = 6, KT_ALSO("reflection_pad2d") },
-    { "replication_pad2d_backward", "3 paddings, replication and reflection", f_pad_backward,
-      { X }, KT_F32_F64, &kt_tol_pool, .flags = KT_STRIDED, .count = 6,
+    { "replication_pad2d",
+      "3 paddings, replication and reflection",
+      f_pad,
+      { X },
+      KT_F32_F64,
+      &kt_exact,
+      .flags = KT_STRIDED,
+      .count = 6,
+      KT_ALSO("reflection_pad2d") },
+    { "replication_pad2d_backward",
+      "3 paddings, replication and reflection",
+      f_pad_backward,
+      { X },
+      KT_F32_F64,
+      &kt_tol_pool,
+      .flags = KT_STRIDED,
+      .count = 6,
       KT_ALSO("reflection_pad2d_backward") },
-    { "constant_pad_nd", "(2, -1, 0, 3, 1, 1), 1.5", f_constant_pad, { X }, KT_F32_F64, &kt_exact,
+    { "constant_pad_nd",
+      "(2, -1, 0, 3, 1, 1), 1.5",
+      f_constant_pad,
+      { X },
+      KT_F32_F64,
+      &kt_exact,
       .flags = KT_STRIDED },
-    { "reflection_pad2d", "padding 6 of width 6", f_reflection_too_wide, { ZEROS_2_3_5_6 },
+    { "reflection_pad2d",
+      "padding 6 of width 6",
+      f_reflection_too_wide,
+      { ZEROS_2_3_5_6 },
       .error = "Argument #4: Padding size should be less than the corresponding input dimension, "
                "but got: padding (6, 1) at dimension 3 of input 4" },
-    { "max_pool2d_with_indices", "kernel 6 of height 5", f_max_pool_too_small, { ZEROS_2_3_5_6 },
+    { "max_pool2d_with_indices",
+      "kernel 6 of height 5",
+      f_max_pool_too_small,
+      { ZEROS_2_3_5_6 },
       .error = "Given input size: (3x5x6). Calculated output size: (3x0x1). Output size is too "
                "small" },
 };

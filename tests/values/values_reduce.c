@@ -11,7 +11,19 @@
 
 /* ------------------------------------------------------------------ the sweep */
 
-enum { K_SUM, K_MEAN, K_PROD, K_AMAX, K_AMIN, K_MAXDIM, K_MINDIM, K_ARGMAX, K_ARGMIN, K_VAR, K_STD };
+enum {
+    K_SUM,
+    K_MEAN,
+    K_PROD,
+    K_AMAX,
+    K_AMIN,
+    K_MAXDIM,
+    K_MINDIM,
+    K_ARGMAX,
+    K_ARGMIN,
+    K_VAR,
+    K_STD
+};
 
 /* kind over dims[0 .. nd) (NULL: all dims) */
 static int reduce(int kind, tg_tensor *x, const int64_t *dims, int64_t nd, bool keepdim,
@@ -39,15 +51,16 @@ static int reduce(int kind, tg_tensor *x, const int64_t *dims, int64_t nd, bool 
     case K_ARGMIN: return kt_y1(y, tg_argmin(x, .dim = d1, .keepdim = keepdim));
     case K_VAR:
         return kt_y1(y, tg_var(x, .dim = dl, .correction = TG_OPT_INT(1), .keepdim = keepdim));
-    default:
-        return kt_y1(y, tg_std(x, .dim = dl, .correction = TG_OPT_INT(0), .keepdim = keepdim));
+    default: return kt_y1(y, tg_std(x, .dim = dl, .correction = TG_OPT_INT(0), .keepdim = keepdim));
     }
 }
 
 /* parameter = (view * 2 + keepdim) * 6 + dims: view 0 contiguous, 1 permute(2, 0, 1), 2 a
  * slice with step 2 along dim 1; dims all, {0}, {1}, {2}, {-1}, {0, 2} */
 #define SWEEP (3 * 2 * 6)
-static const int64_t dimsets[6][2] = { { 0, 0 }, { 0, 0 }, { 1, 0 }, { 2, 0 }, { -1, 0 }, { 0, 2 } };
+static const int64_t dimsets[6][2] = {
+    { 0, 0 }, { 0, 0 }, { 1, 0 }, { 2, 0 }, { -1, 0 }, { 0, 2 }
+};
 
 static int sweep(int kind, tg_tensor *x, int p, tg_tensor **y)
 {
@@ -91,7 +104,7 @@ KT_FN(f_large)
     static const struct {
         int kind;
         const int64_t *dims;
-    } ops[7] = { { K_SUM, NULL }, { K_SUM, D0 },    { K_SUM, D1 },  { K_ARGMAX, D0 },
+    } ops[7] = { { K_SUM, NULL },    { K_SUM, D0 }, { K_SUM, D1 },   { K_ARGMAX, D0 },
                  { K_ARGMAX, NULL }, { K_VAR, D1 }, { K_AMIN, NULL } };
     return reduce(ops[a->param].kind, x[0], ops[a->param].dims, 1, false, y);
 }
@@ -137,26 +150,43 @@ KT_FN(f_amax_empty) { return kt_y1(y, tg_amax(tg_zeros(TG_INTS(0, 3), .device = 
 /* ------------------------------------------------------------------ the cases */
 
 #define FLOATS_ONLY KT_FLOATS
-#define X3 { KT_RAND(-4, 4, 24, 33, 17), .seed = 7 }
-#define SWEEP_CASE(op, fn, dtypes, tol)                                                        \
-    {                                                                                          \
+#define X3                                    \
+    {                                         \
+        KT_RAND(-4, 4, 24, 33, 17), .seed = 7 \
+    }
+#define SWEEP_CASE(op, fn, dtypes, tol)                                                       \
+    {                                                                                         \
         op, "(24, 33, 17)", fn, { X3 }, dtypes, tol, .count = SWEEP, .param_name = sweep_name \
     }
 #define LARGE(s0, s1)                                                                           \
     {                                                                                           \
         "sum.IntList_out", #s0 " x " #s1, f_large, { { KT_RAND(-1, 1, s0, s1), .seed = 100 } }, \
-            { 1, { TG_FLOAT32 } }, &kt_tol_sum, .count = 7                                   \
+            { 1, { TG_FLOAT32 } }, &kt_tol_sum, .count = 7                                      \
     }
-#define I32_7_9 { KT_RAND_OF(TG_INT32, -5, 5, 7, 9), .seed = 3 }
+#define I32_7_9                                      \
+    {                                                \
+        KT_RAND_OF(TG_INT32, -5, 5, 7, 9), .seed = 3 \
+    }
 
 static const kt_case reduce_cases[] = {
     SWEEP_CASE("sum.IntList_out", f_sum, KT_ALL, &kt_tol_sum),
     SWEEP_CASE("mean.out", f_mean, FLOATS_ONLY, &kt_tol_sum),
-    { "prod.int_out", "(24, 33, 17) in [0.6, 1.5)", f_prod, { { KT_RAND(0.6, 1.5, 24, 33, 17) } },
-      KT_FLOATS, &kt_tol_sum, .count = SWEEP, .param_name = sweep_name },
-    { "prod.int_out", "(24, 33, 17) integers", f_prod, { { KT_RAND(-3, 4, 24, 33, 17) } },
-      { 6, { TG_INT64, TG_INT32, TG_INT16, TG_INT8, TG_UINT8, TG_BOOL } }, &kt_exact,
-      .count = SWEEP, .param_name = sweep_name },
+    { "prod.int_out",
+      "(24, 33, 17) in [0.6, 1.5)",
+      f_prod,
+      { { KT_RAND(0.6, 1.5, 24, 33, 17) } },
+      KT_FLOATS,
+      &kt_tol_sum,
+      .count = SWEEP,
+      .param_name = sweep_name },
+    { "prod.int_out",
+      "(24, 33, 17) integers",
+      f_prod,
+      { { KT_RAND(-3, 4, 24, 33, 17) } },
+      { 6, { TG_INT64, TG_INT32, TG_INT16, TG_INT8, TG_UINT8, TG_BOOL } },
+      &kt_exact,
+      .count = SWEEP,
+      .param_name = sweep_name },
     SWEEP_CASE("amax.out", f_amax, KT_ALL, &kt_exact),
     SWEEP_CASE("amin.out", f_amin, KT_ALL, &kt_exact),
     SWEEP_CASE("max.dim_max", f_max_dim, KT_ALL, &kt_exact),
@@ -170,23 +200,46 @@ static const kt_case reduce_cases[] = {
     LARGE(4096, 300),
     LARGE(65536, 40),
     LARGE(3, 1048576),
-    { "max.dim_max", "NaN wins, first NaN's index", f_nan, { { KT_RAND(-1, 1, 16, 2000) } },
-      { 1, { TG_FLOAT32 } }, &kt_exact, .count = 12 },
-    { "argmax.out", "int64 ties keep the first", f_ties, { { KT_RAND(0, 3, 16, 2000) } },
-      { 1, { TG_INT64 } }, &kt_exact, .count = 8 },
+    { "max.dim_max",
+      "NaN wins, first NaN's index",
+      f_nan,
+      { { KT_RAND(-1, 1, 16, 2000) } },
+      { 1, { TG_FLOAT32 } },
+      &kt_exact,
+      .count = 12 },
+    { "argmax.out",
+      "int64 ties keep the first",
+      f_ties,
+      { { KT_RAND(0, 3, 16, 2000) } },
+      { 1, { TG_INT64 } },
+      &kt_exact,
+      .count = 8 },
 
     { "sum.IntList_out", "int32, dtype float32", f_sum_as_f32, { I32_7_9 }, { 0 }, &kt_exact },
     { "mean.out", "int32, dtype float64", f_mean_as_f64, { I32_7_9 }, { 0 }, &kt_tol_sum },
-    { "sum.IntList_out", "int32 into an int64 out=", f_sum_out_i64, { I32_7_9 }, { 0 },
-      &kt_exact },
-    { "sum.IntList_out", "empty: sum 0, prod 1, mean NaN", f_empty, { { 0 } }, { 0 }, &kt_exact,
+    { "sum.IntList_out", "int32 into an int64 out=", f_sum_out_i64, { I32_7_9 }, { 0 }, &kt_exact },
+    { "sum.IntList_out",
+      "empty: sum 0, prod 1, mean NaN",
+      f_empty,
+      { { 0 } },
+      { 0 },
+      &kt_exact,
       .count = 3 },
-    { "mean.out", "int32 refused", f_mean_all, { I32_7_9 },
+    { "mean.out",
+      "int32 refused",
+      f_mean_all,
+      { I32_7_9 },
       .error = "mean(): could not infer output dtype. Input dtype must be either a floating point "
                "or complex dtype. Got: Int" },
-    { "amax.out", "empty, no dim", f_amax_empty, { { 0 } },
+    { "amax.out",
+      "empty, no dim",
+      f_amax_empty,
+      { { 0 } },
       .error = "amax(): Expected reduction dim to be specified for input.numel() == 0." },
-    { "var.correction_out", "int32 refused", f_var_all, { I32_7_9 },
+    { "var.correction_out",
+      "int32 refused",
+      f_var_all,
+      { I32_7_9 },
       .error = "std and var only support floating point and complex dtypes" },
 };
 KT_REGISTER(reduce_cases);

@@ -70,9 +70,10 @@ KT_FN(f_sort_backward_bad)
 /* ------------------------------------------------------------------ norms */
 
 /* (30, 17), (70000) and the (4, 3, 2) transpose of a (2, 3, 4) tensor */
-#define NORM_INPUTS                                                                        \
-    { KT_RAND(-2, 2, 30, 17), .seed = 1 }, { KT_RAND(-1, 1, 70000), .seed = 2 }, {     \
-        KT_RAND(-3, 3, 2, 3, 4), .seed = 3                                                 \
+#define NORM_INPUTS                                                              \
+    { KT_RAND(-2, 2, 30, 17), .seed = 1 }, { KT_RAND(-1, 1, 70000), .seed = 2 }, \
+    {                                                                            \
+        KT_RAND(-3, 3, 2, 3, 4), .seed = 3                                       \
     }
 static const double ords[6] = { 2, 1, INFINITY, -INFINITY, 0, 3 };
 KT_FN(f_foreach_norm)
@@ -101,20 +102,52 @@ KT_FN(f_clip_grad_norm)
 }
 
 static const kt_case sort_cases[] = {
-    { "sort.values_stable", "3 shapes, every dim, both orders; a transposed input", f_sort,
-      { { 0 } }, { 3, { TG_FLOAT32, TG_FLOAT64, TG_INT64 } }, &kt_exact, .count = 27 },
-    { "sort.values_stable", "NaN and infinities; topk", f_sort_nan, { { KT_VALUES(nan9, 9) } },
-      { 1, { TG_FLOAT32 } }, &kt_exact, .count = 3, KT_ALSO("topk.values") },
-    { "topk.values", "bitonic, heap, full sort; largest and smallest; dim 0; sort_backward",
-      f_topk, { { 0 } }, KT_F32_F64, &kt_exact, .count = 10, KT_ALSO("sort_backward") },
-    { "topk.values", "k 4 of 3", f_topk_too_many, { { KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 3) } },
+    { "sort.values_stable",
+      "3 shapes, every dim, both orders; a transposed input",
+      f_sort,
+      { { 0 } },
+      { 3, { TG_FLOAT32, TG_FLOAT64, TG_INT64 } },
+      &kt_exact,
+      .count = 27 },
+    { "sort.values_stable",
+      "NaN and infinities; topk",
+      f_sort_nan,
+      { { KT_VALUES(nan9, 9) } },
+      { 1, { TG_FLOAT32 } },
+      &kt_exact,
+      .count = 3,
+      KT_ALSO("topk.values") },
+    { "topk.values",
+      "bitonic, heap, full sort; largest and smallest; dim 0; sort_backward",
+      f_topk,
+      { { 0 } },
+      KT_F32_F64,
+      &kt_exact,
+      .count = 10,
+      KT_ALSO("sort_backward") },
+    { "topk.values",
+      "k 4 of 3",
+      f_topk_too_many,
+      { { KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 3) } },
       .error = "topk: selected index k out of range" },
-    { "sort_backward", "index 3 of 3", f_sort_backward_bad,
+    { "sort_backward",
+      "index 3 of 3",
+      f_sort_backward_bad,
       { { KT_RAND_OF(TG_FLOAT32, 1, 1, 2, 1) } },
       .error = "index 3 is out of bounds for dimension 1 with size 3" },
-    { "_foreach_norm.Scalar", "3 tensors, ord 2, 1, inf, -inf, 0, 3", f_foreach_norm,
-      { NORM_INPUTS }, KT_F32_F64, &kt_tol_relative, .count = 6 },
-    { "_foreach_norm.Scalar", "clip_grad_norm_ in the 2-norm and the max norm", f_clip_grad_norm,
-      { NORM_INPUTS }, KT_F32_F64, &kt_tol_relative, .count = 2 },
+    { "_foreach_norm.Scalar",
+      "3 tensors, ord 2, 1, inf, -inf, 0, 3",
+      f_foreach_norm,
+      { NORM_INPUTS },
+      KT_F32_F64,
+      &kt_tol_relative,
+      .count = 6 },
+    { "_foreach_norm.Scalar",
+      "clip_grad_norm_ in the 2-norm and the max norm",
+      f_clip_grad_norm,
+      { NORM_INPUTS },
+      KT_F32_F64,
+      &kt_tol_relative,
+      .count = 2 },
 };
 KT_REGISTER(sort_cases);

@@ -6,9 +6,12 @@
  * the floating dtypes, int64 for the integers) and round once per element. */
 #include "kt_case.h"
 
-#define X { KT_RAND(-3, 3, 3, 5, 4), .seed = 11 }
-#define DTYPES                                                \
-    {                                                         \
+#define X                                   \
+    {                                       \
+        KT_RAND(-3, 3, 3, 5, 4), .seed = 11 \
+    }
+#define DTYPES                                           \
+    {                                                    \
         4, { TG_FLOAT32, TG_FLOAT64, TG_INT64, TG_BOOL } \
     }
 
@@ -46,34 +49,81 @@ KT_FN(f_structure)
     }
 }
 KT_FN(f_repeat_interleave) { return kt_y1(y, tg_repeat_interleave(x[0])); }
-KT_FN(f_repeat_interleave_size) { return kt_y1(y, tg_repeat_interleave(x[0], .output_size = TG_OPT_INT(5))); }
+KT_FN(f_repeat_interleave_size)
+{
+    return kt_y1(y, tg_repeat_interleave(x[0], .output_size = TG_OPT_INT(5)));
+}
 KT_FN(f_flip_twice) { return kt_y1(y, tg_flip(x[0], TG_INTS(1, 1))); }
 KT_FN(f_cumsum_dim2) { return kt_y1(y, tg_cumsum(x[0], 2)); }
 
 static const double minus2[2] = { 1, -2 }, one_two[2] = { 1, 2 };
-#define ZEROS_2_3 { KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 3) }
+#define ZEROS_2_3                          \
+    {                                      \
+        KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 3) \
+    }
 
 static const kt_case structure_cases[] = {
-    { "cumsum.out", "(3, 5, 4): every dim, dtype, in place, a transposed out=", f_scan, { X },
-      DTYPES, &kt_exact, .flags = KT_STRIDED, .count = 16, KT_ALSO("cumprod.out") },
-    { "cumsum.out", "zero-dim", f_cumsum0, { { KT_RAND0_OF(TG_FLOAT32, -1, 1), .seed = 3 } },
-      { 0 }, &kt_exact },
-    { "cumprod.out", "(2, 0, 3)", f_cumprod_empty, { { KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 0, 3) } },
-      { 0 }, &kt_exact },
-    { "flip", "flip, roll, repeat", f_structure, { X }, DTYPES, &kt_exact, .flags = KT_STRIDED,
-      .count = 8, KT_ALSO("roll", "repeat") },
-    { "repeat_interleave.Tensor", "(9) repeats in [0, 4)", f_repeat_interleave,
-      { { KT_RAND(0, 4, 9), .seed = 5 } }, { 2, { TG_INT64, TG_INT32 } }, &kt_exact },
-    { "repeat_interleave.Tensor", "no repeats", f_repeat_interleave,
-      { { KT_RAND_OF(TG_INT64, 0, 0, 0) } }, { 0 }, &kt_exact },
-    { "repeat_interleave.Tensor", "a negative repeat", f_repeat_interleave,
-      { { KT_VALUES_OF(TG_INT64, minus2, 2) } }, .error = "repeats can not be negative" },
-    { "repeat_interleave.Tensor", "output_size 5 for 3", f_repeat_interleave_size,
+    { "cumsum.out",
+      "(3, 5, 4): every dim, dtype, in place, a transposed out=",
+      f_scan,
+      { X },
+      DTYPES,
+      &kt_exact,
+      .flags = KT_STRIDED,
+      .count = 16,
+      KT_ALSO("cumprod.out") },
+    { "cumsum.out",
+      "zero-dim",
+      f_cumsum0,
+      { { KT_RAND0_OF(TG_FLOAT32, -1, 1), .seed = 3 } },
+      { 0 },
+      &kt_exact },
+    { "cumprod.out",
+      "(2, 0, 3)",
+      f_cumprod_empty,
+      { { KT_RAND_OF(TG_FLOAT32, 0, 0, 2, 0, 3) } },
+      { 0 },
+      &kt_exact },
+    { "flip",
+      "flip, roll, repeat",
+      f_structure,
+      { X },
+      DTYPES,
+      &kt_exact,
+      .flags = KT_STRIDED,
+      .count = 8,
+      KT_ALSO("roll", "repeat") },
+    { "repeat_interleave.Tensor",
+      "(9) repeats in [0, 4)",
+      f_repeat_interleave,
+      { { KT_RAND(0, 4, 9), .seed = 5 } },
+      { 2, { TG_INT64, TG_INT32 } },
+      &kt_exact },
+    { "repeat_interleave.Tensor",
+      "no repeats",
+      f_repeat_interleave,
+      { { KT_RAND_OF(TG_INT64, 0, 0, 0) } },
+      { 0 },
+      &kt_exact },
+    { "repeat_interleave.Tensor",
+      "a negative repeat",
+      f_repeat_interleave,
+      { { KT_VALUES_OF(TG_INT64, minus2, 2) } },
+      .error = "repeats can not be negative" },
+    { "repeat_interleave.Tensor",
+      "output_size 5 for 3",
+      f_repeat_interleave_size,
       { { KT_VALUES_OF(TG_INT64, one_two, 2) } },
       .error = "allocated size does not match required size" },
-    { "flip", "dim 1 twice", f_flip_twice, { ZEROS_2_3 },
+    { "flip",
+      "dim 1 twice",
+      f_flip_twice,
+      { ZEROS_2_3 },
       .error = "dim 1 appears multiple times in the list of dims" },
-    { "cumsum.out", "dim 2 of 2", f_cumsum_dim2, { ZEROS_2_3 },
+    { "cumsum.out",
+      "dim 2 of 2",
+      f_cumsum_dim2,
+      { ZEROS_2_3 },
       .error = "Dimension out of range (expected to be in range of [-2, 1], but got 2)" },
 };
 KT_REGISTER(structure_cases);
