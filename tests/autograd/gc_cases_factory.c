@@ -74,11 +74,7 @@ GC_FN(f_empty_like)
     tg_release(e);
     return 2;
 }
-GC_FN(f_full_like)
-{
-    y[0] = tg_full_like(x[0], 3);
-    return 1;
-}
+GC_FN(f_full_like) { return gc_y1(y, tg_full_like(x[0], 3)); }
 GC_FN(f_rand_like)
 {
     y[0] = tg_mul_scalar(x[0], 1);
@@ -114,22 +110,20 @@ GC_FN(f_randint_like_low)
 
 static const gc_case factory_cases[] = {
     /* fills: the old values get no gradient */
-    { "fill_.Scalar", "fill a clone", f_fill_, { REAL(3, 4) } },
-    { "fill_.Scalar", "filled clone times x1", f_fill_mul, { REAL(3, 4), REAL(3, 4) } },
-    { "zero_", "zero a clone", f_zero_, { REAL(2, 3) } },
-    { "uniform_", "seeded generator", f_uniform_, { REAL(3, 4) } },
-    { "normal_", "seeded generator", f_normal_, { REAL(3, 4) } },
-    { "random_.from", "seeded generator", f_random_, { REAL(3, 4) } },
-    { "empty_like", "result does not require grad", f_empty_like, { REAL(2, 3) } },
-    { "zeros_like", "result does not require grad", f_zeros_like, { REAL(2, 3) } },
-    { "ones_like", "result does not require grad", f_ones_like, { REAL(2, 3) } },
-    { "full_like", "result does not require grad", f_full_like, { REAL(2, 3) } },
-    { "rand_like", "result does not require grad", f_rand_like, { REAL(2, 3) } },
-    { "randn_like", "result does not require grad", f_randn_like, { REAL(2, 3) } },
-    { "randint_like", "result does not require grad", f_randint_like, { REAL(2, 3) } },
-    { "randint_like.low_dtype",
-      "result does not require grad",
-      f_randint_like_low,
-      { REAL(2, 3) } },
+    GC_CASE("fill_.Scalar", "fill a clone", f_fill_, { REAL(3, 4) }),
+    GC_CASE("fill_.Scalar", "filled clone times x1", f_fill_mul, { REAL(3, 4), REAL(3, 4) }),
+    GC_CASE("zero_", "zero a clone", f_zero_, { REAL(2, 3) }),
+    GC_CASE("uniform_", "seeded generator", f_uniform_, { REAL(3, 4) }),
+    GC_CASE("normal_", "seeded generator", f_normal_, { REAL(3, 4) }),
+    GC_CASE("random_.from", "seeded generator", f_random_, { REAL(3, 4) }),
+    GC_CASE("empty_like", "result does not require grad", f_empty_like, { REAL(2, 3) }),
+    GC_CASE("zeros_like", "result does not require grad", f_zeros_like, { REAL(2, 3) }),
+    GC_CASE("ones_like", "result does not require grad", f_ones_like, { REAL(2, 3) }),
+    GC_CASE("full_like", "result does not require grad", f_full_like, { REAL(2, 3) }),
+    GC_CASE("rand_like", "result does not require grad", f_rand_like, { REAL(2, 3) }),
+    GC_CASE("randn_like", "result does not require grad", f_randn_like, { REAL(2, 3) }),
+    GC_CASE("randint_like", "result does not require grad", f_randint_like, { REAL(2, 3) }),
+    GC_CASE("randint_like.low_dtype", "result does not require grad", f_randint_like_low,
+            { REAL(2, 3) }),
 };
 GC_REGISTER(factory_cases);

@@ -11,31 +11,11 @@
 
 /* ------------------------------------------------------------------ selection, clamping */
 
-GC_FN(f_where)
-{
-    y[0] = tg_where(x[0], x[1], x[2]);
-    return 1;
-}
-GC_FN(f_where_scalar_self)
-{
-    y[0] = tg_where_scalar_self(x[0], 2, x[1]);
-    return 1;
-}
-GC_FN(f_where_scalar_other)
-{
-    y[0] = tg_where_scalar_other(x[0], x[1], -2);
-    return 1;
-}
-GC_FN(f_clamp)
-{
-    y[0] = tg_clamp(x[0], .min = TG_SOME(-0.3), .max = TG_SOME(0.4));
-    return 1;
-}
-GC_FN(f_clamp_min)
-{
-    y[0] = tg_clamp(x[0], .min = TG_SOME(0.1));
-    return 1;
-}
+GC_FN(f_where) { return gc_y1(y, tg_where(x[0], x[1], x[2])); }
+GC_FN(f_where_scalar_self) { return gc_y1(y, tg_where_scalar_self(x[0], 2, x[1])); }
+GC_FN(f_where_scalar_other) { return gc_y1(y, tg_where_scalar_other(x[0], x[1], -2)); }
+GC_FN(f_clamp) { return gc_y1(y, tg_clamp(x[0], .min = TG_SOME(-0.3), .max = TG_SOME(0.4))); }
+GC_FN(f_clamp_min) { return gc_y1(y, tg_clamp(x[0], .min = TG_SOME(0.1))); }
 GC_FN(f_clamp_)
 {
     tg_tensor *s = tg_clone(x[0]);
@@ -50,11 +30,7 @@ GC_FN(f_clamp_tensor)
     tg_scope_end();
     return 1;
 }
-GC_FN(f_clamp_tensor_max)
-{
-    y[0] = tg_clamp_tensor(x[0], .max = x[1]);
-    return 1;
-}
+GC_FN(f_clamp_tensor_max) { return gc_y1(y, tg_clamp_tensor(x[0], .max = x[1])); }
 GC_FN(f_clamp_tensor_)
 {
     tg_tensor *s = tg_clone(x[0]);
@@ -63,61 +39,17 @@ GC_FN(f_clamp_tensor_)
 
 /* ------------------------------------------------------------------ unary */
 
-GC_FN(f_neg)
-{
-    y[0] = tg_neg(x[0]);
-    return 1;
-}
-GC_FN(f_abs)
-{
-    y[0] = tg_abs(x[0]);
-    return 1;
-}
-GC_FN(f_exp)
-{
-    y[0] = tg_exp(x[0]);
-    return 1;
-}
-GC_FN(f_log)
-{
-    y[0] = tg_log(x[0]);
-    return 1;
-}
-GC_FN(f_sqrt)
-{
-    y[0] = tg_sqrt(x[0]);
-    return 1;
-}
-GC_FN(f_rsqrt)
-{
-    y[0] = tg_rsqrt(x[0]);
-    return 1;
-}
-GC_FN(f_sin)
-{
-    y[0] = tg_sin(x[0]);
-    return 1;
-}
-GC_FN(f_cos)
-{
-    y[0] = tg_cos(x[0]);
-    return 1;
-}
-GC_FN(f_tanh)
-{
-    y[0] = tg_tanh(x[0]);
-    return 1;
-}
-GC_FN(f_sigmoid)
-{
-    y[0] = tg_sigmoid(x[0]);
-    return 1;
-}
-GC_FN(f_relu)
-{
-    y[0] = tg_relu(x[0]);
-    return 1;
-}
+GC_FN(f_neg) { return gc_y1(y, tg_neg(x[0])); }
+GC_FN(f_abs) { return gc_y1(y, tg_abs(x[0])); }
+GC_FN(f_exp) { return gc_y1(y, tg_exp(x[0])); }
+GC_FN(f_log) { return gc_y1(y, tg_log(x[0])); }
+GC_FN(f_sqrt) { return gc_y1(y, tg_sqrt(x[0])); }
+GC_FN(f_rsqrt) { return gc_y1(y, tg_rsqrt(x[0])); }
+GC_FN(f_sin) { return gc_y1(y, tg_sin(x[0])); }
+GC_FN(f_cos) { return gc_y1(y, tg_cos(x[0])); }
+GC_FN(f_tanh) { return gc_y1(y, tg_tanh(x[0])); }
+GC_FN(f_sigmoid) { return gc_y1(y, tg_sigmoid(x[0])); }
+GC_FN(f_relu) { return gc_y1(y, tg_relu(x[0])); }
 GC_FN(f_sign)
 {
     y[0] = tg_sign(x[0]);
@@ -159,56 +91,50 @@ GC_FN(f_exp_tanh_)
 
 static const gc_case unary_cases[] = {
     /* selection and clamping */
-    { "where.self",
-      "broadcast condition (3,4), (3,1), (1,4)",
-      f_where,
-      { MASK(3, 4), REAL(3, 1), REAL(1, 4) } },
-    { "where.self", "transposed, strided", f_where, { MASK(3, 4), REAL_T(3, 4), REAL_S(3, 4) } },
-    { "where.ScalarSelf", "where(c, 2, x)", f_where_scalar_self, { MASK(3, 4), REAL(3, 4) } },
-    { "where.ScalarOther", "where(c, x, -2)", f_where_scalar_other, { MASK(3, 4), REAL(4) } },
-    { "clamp", "[-0.3, 0.4]", f_clamp, { REAL(4, 5) } },
-    { "clamp", "min 0.1, transposed", f_clamp_min, { REAL_T(4, 5) } },
-    { "clamp_", "max 0.2", f_clamp_, { REAL(4, 5) } },
-    { "clamp.Tensor",
-      "broadcast min (3,1) and max (1,4)",
-      f_clamp_tensor,
-      { REAL(3, 4), REAL(3, 1), REAL(1, 4) } },
-    { "clamp.Tensor", "max only", f_clamp_tensor_max, { REAL(3, 4), REAL(3, 4) } },
-    { "clamp_.Tensor", "min only", f_clamp_tensor_, { REAL(3, 4), REAL(4) } },
+    GC_CASE("where.self", "broadcast condition (3,4), (3,1), (1,4)", f_where,
+            { MASK(3, 4), REAL(3, 1), REAL(1, 4) }),
+    GC_CASE("where.self", "transposed, strided", f_where,
+            { MASK(3, 4), REAL_T(3, 4), REAL_S(3, 4) }),
+    GC_CASE("where.ScalarSelf", "where(c, 2, x)", f_where_scalar_self, { MASK(3, 4), REAL(3, 4) }),
+    GC_CASE("where.ScalarOther", "where(c, x, -2)", f_where_scalar_other, { MASK(3, 4), REAL(4) }),
+    GC_CASE("clamp", "[-0.3, 0.4]", f_clamp, { REAL(4, 5) }),
+    GC_CASE("clamp", "min 0.1, transposed", f_clamp_min, { REAL_T(4, 5) }),
+    GC_CASE("clamp_", "max 0.2", f_clamp_, { REAL(4, 5) }),
+    GC_CASE("clamp.Tensor", "broadcast min (3,1) and max (1,4)", f_clamp_tensor,
+            { REAL(3, 4), REAL(3, 1), REAL(1, 4) }),
+    GC_CASE("clamp.Tensor", "max only", f_clamp_tensor_max, { REAL(3, 4), REAL(3, 4) }),
+    GC_CASE("clamp_.Tensor", "min only", f_clamp_tensor_, { REAL(3, 4), REAL(4) }),
 
     /* unary */
-    { "neg", "strided", f_neg, { REAL_S(3, 4) } },
-    { "neg_", "clone", f_neg_, { REAL(3, 4) } },
-    { "abs", "away from 0", f_abs, { AWAY0(3, 4) } },
-    { "abs_", "away from 0", f_abs_, { AWAY0(3, 4) } },
-    { "exp", "contiguous", f_exp, { REAL(3, 4) }, .gradgrad = true },
-    { "exp", "transposed", f_exp, { REAL_T(3, 4) }, .gradgrad = true },
-    { "exp_", "clone", f_exp_, { REAL(3, 4) } },
-    { "exp_", "sin_ then exp_ on one clone", f_sin_exp_, { REAL(3, 4) } },
-    { "exp_",
-      "exp_ then tanh_: exp_'s saved result modified",
-      f_exp_tanh_,
-      { REAL(3, 4) },
-      .expect_error = "modified by an inplace operation" },
-    { "log", "positive, strided", f_log, { POS_S(3, 4) } },
-    { "log_", "positive", f_log_, { POS(3, 4) } },
-    { "sqrt", "positive", f_sqrt, { POS(3, 4) } },
-    { "sqrt_", "positive", f_sqrt_, { POS(3, 4) } },
-    { "rsqrt", "positive, transposed", f_rsqrt, { POS_T(3, 4) } },
-    { "rsqrt_", "positive", f_rsqrt_, { POS(3, 4) } },
-    { "sin", "strided", f_sin, { REAL_S(3, 4) } },
-    { "sin_", "clone", f_sin_, { REAL(3, 4) } },
-    { "cos", "transposed", f_cos, { REAL_T(3, 4) } },
-    { "cos_", "clone", f_cos_, { REAL(3, 4) } },
-    { "tanh", "contiguous", f_tanh, { REAL(3, 4) }, .gradgrad = true },
-    { "tanh", "strided", f_tanh, { REAL_S(3, 4) }, .gradgrad = true },
-    { "tanh_", "clone", f_tanh_, { REAL(3, 4) } },
-    { "sigmoid", "contiguous", f_sigmoid, { REAL(3, 4) }, .gradgrad = true },
-    { "sigmoid", "transposed", f_sigmoid, { REAL_T(3, 4) }, .gradgrad = true },
-    { "sigmoid_", "clone", f_sigmoid_, { REAL(3, 4) } },
-    { "relu", "away from 0", f_relu, { AWAY0(3, 4) }, .gradgrad = true },
-    { "relu", "away from 0, transposed", f_relu, { AWAY0_T(3, 4) } },
-    { "relu_", "away from 0", f_relu_, { AWAY0(3, 4) } },
-    { "sign", "zero gradient; x * sign(x) = |x|", f_sign, { AWAY0(3, 4) } },
+    GC_CASE("neg", "strided", f_neg, { REAL_S(3, 4) }),
+    GC_CASE("neg_", "clone", f_neg_, { REAL(3, 4) }),
+    GC_CASE("abs", "away from 0", f_abs, { AWAY0(3, 4) }),
+    GC_CASE("abs_", "away from 0", f_abs_, { AWAY0(3, 4) }),
+    GC_CASE("exp", "contiguous", f_exp, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("exp", "transposed", f_exp, { REAL_T(3, 4) }, .gradgrad = true),
+    GC_CASE("exp_", "clone", f_exp_, { REAL(3, 4) }),
+    GC_CASE("exp_", "sin_ then exp_ on one clone", f_sin_exp_, { REAL(3, 4) }),
+    GC_CASE("exp_", "exp_ then tanh_: exp_'s saved result modified", f_exp_tanh_, { REAL(3, 4) },
+            .expect_error = "modified by an inplace operation"),
+    GC_CASE("log", "positive, strided", f_log, { POS_S(3, 4) }),
+    GC_CASE("log_", "positive", f_log_, { POS(3, 4) }),
+    GC_CASE("sqrt", "positive", f_sqrt, { POS(3, 4) }),
+    GC_CASE("sqrt_", "positive", f_sqrt_, { POS(3, 4) }),
+    GC_CASE("rsqrt", "positive, transposed", f_rsqrt, { POS_T(3, 4) }),
+    GC_CASE("rsqrt_", "positive", f_rsqrt_, { POS(3, 4) }),
+    GC_CASE("sin", "strided", f_sin, { REAL_S(3, 4) }),
+    GC_CASE("sin_", "clone", f_sin_, { REAL(3, 4) }),
+    GC_CASE("cos", "transposed", f_cos, { REAL_T(3, 4) }),
+    GC_CASE("cos_", "clone", f_cos_, { REAL(3, 4) }),
+    GC_CASE("tanh", "contiguous", f_tanh, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("tanh", "strided", f_tanh, { REAL_S(3, 4) }, .gradgrad = true),
+    GC_CASE("tanh_", "clone", f_tanh_, { REAL(3, 4) }),
+    GC_CASE("sigmoid", "contiguous", f_sigmoid, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("sigmoid", "transposed", f_sigmoid, { REAL_T(3, 4) }, .gradgrad = true),
+    GC_CASE("sigmoid_", "clone", f_sigmoid_, { REAL(3, 4) }),
+    GC_CASE("relu", "away from 0", f_relu, { AWAY0(3, 4) }, .gradgrad = true),
+    GC_CASE("relu", "away from 0, transposed", f_relu, { AWAY0_T(3, 4) }),
+    GC_CASE("relu_", "away from 0", f_relu_, { AWAY0(3, 4) }),
+    GC_CASE("sign", "zero gradient; x * sign(x) = |x|", f_sign, { AWAY0(3, 4) }),
 };
 GC_REGISTER(unary_cases);

@@ -11,66 +11,18 @@
 
 /* ------------------------------------------------------------------ views and shapes */
 
-GC_FN(f_as_strided)
-{
-    y[0] = tg_as_strided(x[0], TG_INTS(2, 2), TG_INTS(1, 2));
-    return 1;
-}
-GC_FN(f_view)
-{
-    y[0] = tg_view(x[0], TG_INTS(2, 6));
-    return 1;
-}
-GC_FN(f_view_flat)
-{
-    y[0] = tg_view(x[0], TG_INTS(-1));
-    return 1;
-}
-GC_FN(f_reshape)
-{
-    y[0] = tg_reshape(x[0], TG_INTS(6, 2));
-    return 1;
-}
-GC_FN(f_transpose)
-{
-    y[0] = tg_transpose(x[0], 0, 2);
-    return 1;
-}
-GC_FN(f_t)
-{
-    y[0] = tg_t(x[0]);
-    return 1;
-}
-GC_FN(f_permute)
-{
-    y[0] = tg_permute(x[0], TG_INTS(2, 0, 1));
-    return 1;
-}
-GC_FN(f_squeeze)
-{
-    y[0] = tg_squeeze(x[0]);
-    return 1;
-}
-GC_FN(f_squeeze_dim)
-{
-    y[0] = tg_squeeze_dim(x[0], 1);
-    return 1;
-}
-GC_FN(f_unsqueeze)
-{
-    y[0] = tg_unsqueeze(x[0], 1);
-    return 1;
-}
-GC_FN(f_unsqueeze_last)
-{
-    y[0] = tg_unsqueeze(x[0], -1);
-    return 1;
-}
-GC_FN(f_expand)
-{
-    y[0] = tg_expand(x[0], TG_INTS(2, 3, 4));
-    return 1;
-}
+GC_FN(f_as_strided) { return gc_y1(y, tg_as_strided(x[0], TG_INTS(2, 2), TG_INTS(1, 2))); }
+GC_FN(f_view) { return gc_y1(y, tg_view(x[0], TG_INTS(2, 6))); }
+GC_FN(f_view_flat) { return gc_y1(y, tg_view(x[0], TG_INTS(-1))); }
+GC_FN(f_reshape) { return gc_y1(y, tg_reshape(x[0], TG_INTS(6, 2))); }
+GC_FN(f_transpose) { return gc_y1(y, tg_transpose(x[0], 0, 2)); }
+GC_FN(f_t) { return gc_y1(y, tg_t(x[0])); }
+GC_FN(f_permute) { return gc_y1(y, tg_permute(x[0], TG_INTS(2, 0, 1))); }
+GC_FN(f_squeeze) { return gc_y1(y, tg_squeeze(x[0])); }
+GC_FN(f_squeeze_dim) { return gc_y1(y, tg_squeeze_dim(x[0], 1)); }
+GC_FN(f_unsqueeze) { return gc_y1(y, tg_unsqueeze(x[0], 1)); }
+GC_FN(f_unsqueeze_last) { return gc_y1(y, tg_unsqueeze(x[0], -1)); }
+GC_FN(f_expand) { return gc_y1(y, tg_expand(x[0], TG_INTS(2, 3, 4))); }
 /* An expanded view, then an op that reads every element. */
 GC_FN(f_expand_mul)
 {
@@ -81,54 +33,20 @@ GC_FN(f_expand_mul)
 }
 GC_FN(f_slice)
 {
-    y[0] = tg_slice(x[0], .dim = 0, .start = TG_SOME(1), .end = TG_SOME(5), .step = 2);
-    return 1;
+    return gc_y1(y, tg_slice(x[0], .dim = 0, .start = TG_SOME(1), .end = TG_SOME(5), .step = 2));
 }
-GC_FN(f_slice_neg)
-{
-    y[0] = tg_slice(x[0], .dim = -1, .start = TG_SOME(-3));
-    return 1;
-}
-GC_FN(f_select)
-{
-    y[0] = tg_select(x[0], 1, 2);
-    return 1;
-}
-GC_FN(f_select_neg)
-{
-    y[0] = tg_select(x[0], 0, -1);
-    return 1;
-}
-GC_FN(f_flatten)
-{
-    y[0] = tg_flatten(x[0], .start_dim = 1);
-    return 1;
-}
-GC_FN(f_contiguous)
-{
-    y[0] = tg_contiguous(x[0]);
-    return 1;
-}
+GC_FN(f_slice_neg) { return gc_y1(y, tg_slice(x[0], .dim = -1, .start = TG_SOME(-3))); }
+GC_FN(f_select) { return gc_y1(y, tg_select(x[0], 1, 2)); }
+GC_FN(f_select_neg) { return gc_y1(y, tg_select(x[0], 0, -1)); }
+GC_FN(f_flatten) { return gc_y1(y, tg_flatten(x[0], .start_dim = 1)); }
+GC_FN(f_contiguous) { return gc_y1(y, tg_contiguous(x[0])); }
 GC_FN(f_slice_backward)
 {
-    y[0] = tg_slice_backward(x[0], TG_INTS(5, 4), 0, TG_OPT_INT(1), TG_OPT_INT(5), 2);
-    return 1;
+    return gc_y1(y, tg_slice_backward(x[0], TG_INTS(5, 4), 0, TG_OPT_INT(1), TG_OPT_INT(5), 2));
 }
-GC_FN(f_select_backward)
-{
-    y[0] = tg_select_backward(x[0], TG_INTS(3, 4), 1, 2);
-    return 1;
-}
-GC_FN(f_cat)
-{
-    y[0] = tg_cat(TG_TENSORS(x[0], x[1]), .dim = 1);
-    return 1;
-}
-GC_FN(f_stack)
-{
-    y[0] = tg_stack(TG_TENSORS(x[0], x[1]));
-    return 1;
-}
+GC_FN(f_select_backward) { return gc_y1(y, tg_select_backward(x[0], TG_INTS(3, 4), 1, 2)); }
+GC_FN(f_cat) { return gc_y1(y, tg_cat(TG_TENSORS(x[0], x[1]), .dim = 1)); }
+GC_FN(f_stack) { return gc_y1(y, tg_stack(TG_TENSORS(x[0], x[1]))); }
 /* A view of a non-leaf modified in place, then read through its base. */
 GC_FN(f_view_inplace_base)
 {
@@ -142,31 +60,11 @@ GC_FN(f_view_inplace_base)
 
 /* ------------------------------------------------------------------ copies and conversions */
 
-GC_FN(f_clone)
-{
-    y[0] = tg_clone(x[0]);
-    return 1;
-}
-GC_FN(f_to_copy)
-{
-    y[0] = tg__to_copy(x[0]);
-    return 1;
-}
-GC_FN(f_to_copy_f32)
-{
-    y[0] = tg__to_copy(x[0], .dtype = TG_FLOAT32);
-    return 1;
-}
-GC_FN(f_to_f32)
-{
-    y[0] = tg_to(x[0], TG_FLOAT32);
-    return 1;
-}
-GC_FN(f_to_copy_flag)
-{
-    y[0] = tg_to(x[0], TG_FLOAT64, .copy = true);
-    return 1;
-}
+GC_FN(f_clone) { return gc_y1(y, tg_clone(x[0])); }
+GC_FN(f_to_copy) { return gc_y1(y, tg__to_copy(x[0])); }
+GC_FN(f_to_copy_f32) { return gc_y1(y, tg__to_copy(x[0], .dtype = TG_FLOAT32)); }
+GC_FN(f_to_f32) { return gc_y1(y, tg_to(x[0], TG_FLOAT32)); }
+GC_FN(f_to_copy_flag) { return gc_y1(y, tg_to(x[0], TG_FLOAT64, .copy = true)); }
 GC_FN(f_copy_)
 {
     tg_tensor *s = tg_clone(x[0]);
@@ -175,55 +73,44 @@ GC_FN(f_copy_)
 
 static const gc_case views_cases[] = {
     /* views and shapes */
-    { "as_strided",
-      "not implemented: fails at backward naming it",
-      f_as_strided,
-      { REAL(2, 3) },
-      .expect_error = "as_strided" },
-    { "view", "(3,4) -> (2,6)", f_view, { REAL(3, 4) } },
-    { "view", "(2,3,2) -> (-1)", f_view_flat, { REAL(2, 3, 2) } },
-    { "reshape", "of a transposed input (copies)", f_reshape, { REAL_T(3, 4) } },
-    { "transpose.int", "dims 0, 2", f_transpose, { REAL(2, 3, 4) } },
-    { "t", "of a strided input", f_t, { REAL_S(3, 4) } },
-    { "permute", "(2, 0, 1)", f_permute, { REAL_T(2, 3, 4) } },
-    { "squeeze", "(3,1,4,1)", f_squeeze, { REAL(3, 1, 4, 1) } },
-    { "squeeze.dim", "dim 1 of (3,1,4)", f_squeeze_dim, { REAL(3, 1, 4) } },
-    { "unsqueeze", "dim 1", f_unsqueeze, { REAL(3, 4) } },
-    { "unsqueeze", "dim -1, transposed", f_unsqueeze_last, { REAL_T(3, 4) } },
-    { "expand", "(3,1) -> (2,3,4)", f_expand, { REAL(3, 1) } },
-    { "expand", "(4) -> (3,4) times x1", f_expand_mul, { REAL(4), REAL(3, 4) } },
-    { "slice.Tensor", "dim 0 [1:5:2]", f_slice, { REAL(5, 4) } },
-    { "slice.Tensor", "dim -1 [-3:], transposed", f_slice_neg, { REAL_T(3, 5) } },
-    { "slice.Tensor",
-      "a view of a clone modified in place",
-      f_view_inplace_base,
-      { REAL(3, 4), REAL(4) } },
-    { "select.int", "dim 1, index 2", f_select, { REAL(3, 4) } },
-    { "select.int", "dim 0, index -1, strided", f_select_neg, { REAL_S(3, 4) } },
-    { "flatten.using_ints", "start_dim 1", f_flatten, { REAL(2, 3, 4) } },
-    { "contiguous", "of a transposed input", f_contiguous, { REAL_T(3, 4) } },
-    { "slice_backward", "(2,4) into (5,4) [1:5:2]", f_slice_backward, { REAL(2, 4) } },
-    { "select_backward", "(3) into (3,4) at [:, 2]", f_select_backward, { REAL(3) } },
+    GC_CASE("as_strided", "not implemented: fails at backward naming it", f_as_strided,
+            { REAL(2, 3) }, .expect_error = "as_strided"),
+    GC_CASE("view", "(3,4) -> (2,6)", f_view, { REAL(3, 4) }),
+    GC_CASE("view", "(2,3,2) -> (-1)", f_view_flat, { REAL(2, 3, 2) }),
+    GC_CASE("reshape", "of a transposed input (copies)", f_reshape, { REAL_T(3, 4) }),
+    GC_CASE("transpose.int", "dims 0, 2", f_transpose, { REAL(2, 3, 4) }),
+    GC_CASE("t", "of a strided input", f_t, { REAL_S(3, 4) }),
+    GC_CASE("permute", "(2, 0, 1)", f_permute, { REAL_T(2, 3, 4) }),
+    GC_CASE("squeeze", "(3,1,4,1)", f_squeeze, { REAL(3, 1, 4, 1) }),
+    GC_CASE("squeeze.dim", "dim 1 of (3,1,4)", f_squeeze_dim, { REAL(3, 1, 4) }),
+    GC_CASE("unsqueeze", "dim 1", f_unsqueeze, { REAL(3, 4) }),
+    GC_CASE("unsqueeze", "dim -1, transposed", f_unsqueeze_last, { REAL_T(3, 4) }),
+    GC_CASE("expand", "(3,1) -> (2,3,4)", f_expand, { REAL(3, 1) }),
+    GC_CASE("expand", "(4) -> (3,4) times x1", f_expand_mul, { REAL(4), REAL(3, 4) }),
+    GC_CASE("slice.Tensor", "dim 0 [1:5:2]", f_slice, { REAL(5, 4) }),
+    GC_CASE("slice.Tensor", "dim -1 [-3:], transposed", f_slice_neg, { REAL_T(3, 5) }),
+    GC_CASE("slice.Tensor", "a view of a clone modified in place", f_view_inplace_base,
+            { REAL(3, 4), REAL(4) }),
+    GC_CASE("select.int", "dim 1, index 2", f_select, { REAL(3, 4) }),
+    GC_CASE("select.int", "dim 0, index -1, strided", f_select_neg, { REAL_S(3, 4) }),
+    GC_CASE("flatten.using_ints", "start_dim 1", f_flatten, { REAL(2, 3, 4) }),
+    GC_CASE("contiguous", "of a transposed input", f_contiguous, { REAL_T(3, 4) }),
+    GC_CASE("slice_backward", "(2,4) into (5,4) [1:5:2]", f_slice_backward, { REAL(2, 4) }),
+    GC_CASE("select_backward", "(3) into (3,4) at [:, 2]", f_select_backward, { REAL(3) }),
     /* cat's Tensor[] input: one gradient per element (more cases, and split, unbind, chunk,
      * in test_gradcheck_lists.c); stack is cat of unsqueezed inputs. */
-    { "cat", "dim 1", f_cat, { REAL(3, 2), REAL(3, 4) } },
-    { "stack", "dim 0", f_stack, { REAL(3, 2), REAL(3, 2) } },
+    GC_CASE("cat", "dim 1", f_cat, { REAL(3, 2), REAL(3, 4) }),
+    GC_CASE("stack", "dim 0", f_stack, { REAL(3, 2), REAL(3, 2) }),
 
     /* copies and conversions */
-    { "clone", "transposed", f_clone, { REAL_T(3, 4) } },
-    { "_to_copy", "float64 -> float64", f_to_copy, { REAL_S(3, 4) } },
-    { "_to_copy",
-      "float64 -> float32 (eps 1e-3: float32 rounding)",
-      f_to_copy_f32,
-      { REAL(3, 4) },
-      .eps = 1e-3 },
-    { "to.dtype",
-      "float64 -> float32 (eps 1e-3: float32 rounding)",
-      f_to_f32,
-      { REAL(3, 4) },
-      .eps = 1e-3 },
-    { "to.dtype", "copy=True", f_to_copy_flag, { REAL(3, 4) } },
-    { "copy_", "(1,4) broadcast into a clone", f_copy_, { REAL(3, 4), REAL(1, 4) } },
-    { "copy_", "transposed into a clone", f_copy_, { REAL(3, 4), REAL_T(3, 4) } },
+    GC_CASE("clone", "transposed", f_clone, { REAL_T(3, 4) }),
+    GC_CASE("_to_copy", "float64 -> float64", f_to_copy, { REAL_S(3, 4) }),
+    GC_CASE("_to_copy", "float64 -> float32 (eps 1e-3: float32 rounding)", f_to_copy_f32,
+            { REAL(3, 4) }, .eps = 1e-3),
+    GC_CASE("to.dtype", "float64 -> float32 (eps 1e-3: float32 rounding)", f_to_f32, { REAL(3, 4) },
+            .eps = 1e-3),
+    GC_CASE("to.dtype", "copy=True", f_to_copy_flag, { REAL(3, 4) }),
+    GC_CASE("copy_", "(1,4) broadcast into a clone", f_copy_, { REAL(3, 4), REAL(1, 4) }),
+    GC_CASE("copy_", "transposed into a clone", f_copy_, { REAL(3, 4), REAL_T(3, 4) }),
 };
 GC_REGISTER(views_cases);

@@ -167,6 +167,13 @@ void gc_count_warning(const char *msg, void *user);
  *     GC_FN(f_add) { y[0] = tg_add(x[0], x[1]); return 1; }                                */
 #define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
 
+/* The end of a one-result case: y[0] = r. Returns 1. */
+static inline int gc_y1(tg_tensor **y, tg_tensor *r)
+{
+    y[0] = r;
+    return 1;
+}
+
 /* The end of an in-place case: self is the clone of x[0] the operator ran on, r its result (a
  * new reference to self, or NULL); y[0] = r, self's own reference released. Returns 1. */
 static inline int gc_inplace_result(tg_tensor *self, tg_tensor *r, tg_tensor **y)
@@ -175,6 +182,15 @@ static inline int gc_inplace_result(tg_tensor *self, tg_tensor *r, tg_tensor **y
     y[0] = r;
     return 1;
 }
+
+/* A row of a case table (a braced initializer that clang-format lays out like a call):
+ *
+ *     GC_CASE("mul.Tensor", "broadcast (3,1) * (1,4)", f_mul, { REAL(3, 1), REAL(1, 4) },
+ *             .gradgrad = true),                                                          */
+#define GC_CASE(...) \
+    {                \
+        __VA_ARGS__  \
+    }
 
 /* Case tables name op, label, function and inputs positionally and the rest by designator;
  * the fields they leave out are zero on purpose, for every file that includes this header. */
