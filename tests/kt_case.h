@@ -68,12 +68,13 @@ typedef enum kt_form {
 
 /* What a case's function is given. */
 typedef struct kt_arg {
-    tg_dtype dtype;        /* the case's dtype (TG_DTYPE_NONE when the case lists none) */
-    tg_dtype dtype2;       /* with dtype pairs: the second */
-    tg_device device;      /* the backend's device: where factories create */
-    int param;             /* 0 .. count - 1 */
-    kt_form form;          /* which form is running */
-    tg_tensor *const *out; /* KT_OUT_FORM: the out= tensors (the functional result's shapes) */
+    tg_dtype dtype;          /* the case's dtype (TG_DTYPE_NONE when the case lists none) */
+    tg_dtype dtype2;         /* with dtype pairs: the second */
+    tg_device device;        /* the backend's device: where factories create */
+    int param;               /* 0 .. count - 1 */
+    kt_form form;            /* which form is running */
+    tg_tensor *const *out;   /* KT_OUT_FORM: the out= tensors (the functional result's shapes) */
+    const struct kt_op *ops; /* the case's KT_OPS list */
 } kt_arg;
 
 /* Calls the operator on x[] and stores its results in y[] (at most KT_MAX_OUT; a result may be
@@ -187,6 +188,12 @@ enum {
                                   computation on the converted inputs, rounded once */
 };
 
+/* An operator of a list a case sweeps (KT_OPS): its forms. */
+typedef struct kt_op {
+    const char *name;
+    kt_fn fn, out, inplace;
+} kt_op;
+
 typedef struct kt_case {
     const char *op;    /* the schema it covers: "leaky_relu.out" (coverage counts it) */
     const char *label; /* "negative_slope 0.2, 33 x 65" */
@@ -204,9 +211,31 @@ typedef struct kt_case {
     const kt_pair *pairs;     /* instead of dtypes (KT_PAIRS) */
     int npairs;
     const char *const *also; /* other schemas the case runs through (KT_ALSO), NULL-ended */
+    const kt_op *ops;        /* the list kt_sweep runs (KT_OPS) */
 } kt_case;
 #define KT_ALSO(...) \
     .also = (const char *const[]) { __VA_ARGS__, NULL }
+/* A case over a list of operators: the parameter picks one (named after it in messages), the
+ * case's function and forms are kt_sweep, kt_sweep_out, kt_sweep_inplace, which run that
+ * operator's (a form it lacks is skipped). */
+#define KT_OPS(list) .ops = (list), .count = (int)(sizeof(list) / sizeof((list)[0]))
+int kt_sweep(tg_tensor *const *x, const kt_arg *a, tg_tensor **y);
+int kt_sweep_out(tg_tensor *const *x, const kt_arg *a, tg_tensor **y);
+int kt_sweep_inplace(tg_tensor *const *x, const kt_arg *a, tg_tensor **y);
+
+/* A row of a case table, laid out like a call:
+ *
+ *     KT_CASE("relu.out", "(33, 65)", f_relu, { { KT_RAND(-5, 5, 33, 65) } }, KT_FLOATS,
+ *             &kt_tol_libm, .out = f_relu_out, .flags = KT_STRIDED),                       */
+#define KT_CASE(...) \
+    {                \
+        __VA_ARGS__  \
+    }
+
+/* The backward operators ops (functions of (grad, self)) broadcast grad and self and promote
+ * them to one dtype: on (g, x) each equals, bit for bit, its result on the expanded, promoted,
+ * contiguous inputs. */
+void kt_assert_broadcasts(const kt_op *ops, int n, tg_tensor *g, tg_tensor *x);
 
 /* Registers a static array of cases from any file linked into the tests (tg_cover.h's way: a
  * descriptor in the `kt_case_tables` linker section, no central list). */

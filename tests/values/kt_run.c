@@ -54,6 +54,43 @@ bool kt_cases_cover(const char *schema, bool cuda)
     return false;
 }
 
+int kt_sweep(tg_tensor *const *x, const kt_arg *a, tg_tensor **y)
+{
+    return a->ops[a->param].fn(x, a, y);
+}
+
+int kt_sweep_out(tg_tensor *const *x, const kt_arg *a, tg_tensor **y)
+{
+    const kt_op *o = &a->ops[a->param];
+    return o->out ? o->out(x, a, y) : KT_NO_FORM;
+}
+
+int kt_sweep_inplace(tg_tensor *const *x, const kt_arg *a, tg_tensor **y)
+{
+    const kt_op *o = &a->ops[a->param];
+    return o->inplace ? o->inplace(x, a, y) : KT_NO_FORM;
+}
+
+void kt_assert_broadcasts(const kt_op *ops, int n, tg_tensor *g, tg_tensor *x)
+{
+    tg_scope_begin();
+    int64_t sizes[2] = { tg_tensor_size(g, 0), tg_tensor_size(x, 1) };
+    tg_int_list size = { sizes, 2 };
+    tg_dtype dt = tg_promote_types(tg_tensor_dtype(g), tg_tensor_dtype(x));
+    tg_tensor *in[2] = { g, x };
+    tg_tensor *flat[2] = { tg_contiguous(tg_to(tg_expand(g, size), dt)),
+                           tg_contiguous(tg_to(tg_expand(x, size), dt)) };
+    kt_arg a = { .dtype = dt, .device = TG_DEVICE_CPU };
+    for (int i = 0; i < n; i++) {
+        tg_tensor *r[KT_MAX_OUT], *want[KT_MAX_OUT];
+        cr_assert_eq(ops[i].fn(in, &a, r), 1, "%s: %s", ops[i].name, tg_last_error());
+        kt_assert_shape(r[0], sizes, 2);
+        cr_assert_eq(ops[i].fn(flat, &a, want), 1, "%s: %s", ops[i].name, tg_last_error());
+        kt_assert_identical(r[0], want[0], ops[i].name);
+    }
+    tg_scope_end();
+}
+
 /* ------------------------------------------------------------------ inputs */
 
 /* Input k of c as a contiguous CPU tensor, at the case's dtypes a->dtype and a->dtype2
@@ -326,7 +363,8 @@ static void run_case(int i, tg_device device)
                             TG_DEVICE_CPU,
                             p,
                             KT_FUNCTIONAL,
-                            NULL };
+                            NULL,
+                            c->ops };
             if (c->npairs) {
                 s.a.dtype = c->pairs[d].a;
                 s.a.dtype2 = c->pairs[d].b;
@@ -338,7 +376,9 @@ static void run_case(int i, tg_device device)
             if (c->npairs)
                 len += snprintf(s.what + len, sizeof s.what - (size_t)len, ", %s",
                                 tg_dtype_name(s.a.dtype2));
-            if (np > 1 && c->param_name)
+            if (np > 1 && c->ops)
+                snprintf(s.what + len, sizeof s.what - (size_t)len, " (%s)", c->ops[p].name);
+            else if (np > 1 && c->param_name)
                 snprintf(s.what + len, sizeof s.what - (size_t)len, " (%s)", c->param_name(p));
             else if (np > 1)
                 snprintf(s.what + len, sizeof s.what - (size_t)len, " parameter %d", p);
