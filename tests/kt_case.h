@@ -134,7 +134,6 @@ static inline int kt_y3(tg_tensor **y, tg_tensors3 r)
  * integer and bool results. The rules, each with its reason, are in tests/values/kt_tol.c. */
 typedef struct kt_tol {
     double rtol[4], atol[4]; /* float64, float32, float16, bfloat16 */
-    const char *why;
 } kt_tol;
 extern const kt_tol kt_exact, kt_tol_libm, kt_tol_sum, kt_tol_var, kt_tol_gemm, kt_tol_conv,
     kt_tol_norm, kt_tol_norm_backward, kt_tol_softmax, kt_tol_softmax_special, kt_tol_log_softmax,
@@ -165,6 +164,20 @@ typedef struct kt_pair {
 #define KT_F64_F32                    \
     {                                 \
         2, { TG_FLOAT64, TG_FLOAT32 } \
+    }
+/* One dtype. */
+#define KT_ONE(dt)  \
+    {               \
+        1, { (dt) } \
+    }
+/* Every dtype but bool. */
+#define KT_NO_BOOL                                                                         \
+    {                                                                                      \
+        9,                                                                                 \
+        {                                                                                  \
+            TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
+                TG_INT8, TG_UINT8                                                          \
+        }                                                                                  \
     }
 /* Every dtype the kernels take. */
 #define KT_ALL                                                                             \

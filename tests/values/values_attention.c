@@ -143,6 +143,6 @@ static const kt_case attention_cases[] = {
             KT_F32_F64, &kt_tol_attention, .count = 9,
             KT_ALSO("_scaled_dot_product_fused_attention_backward")),
     KT_CASE("scaled_dot_product_attention", "(1, 2, 33, 8), causal, and its gradients", f_sdpa,
-            { QKV(50), QKV(51), QKV(52) }, { 1, { TG_FLOAT64 } }, &kt_tol_attention),
+            { QKV(50), QKV(51), QKV(52) }, KT_ONE(TG_FLOAT64), &kt_tol_attention),
 };
 KT_REGISTER(attention_cases);

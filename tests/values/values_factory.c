@@ -46,50 +46,34 @@ KT_FN(f_arange_bad) { return kt_y1(y, tg_arange_start_out(5, 1, empty_on(a, 1, 1
 KT_FN(f_linspace_bad) { return kt_y1(y, tg_linspace_out(0, 1, -2, empty_on(a, 1, 1))); }
 KT_FN(f_eye_bad) { return kt_y1(y, tg_eye_m_out(-1, 2, empty_on(a, 1, 1))); }
 
-#define NO_BOOL                                                                            \
-    {                                                                                      \
-        9,                                                                                 \
-        {                                                                                  \
-            TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
-                TG_INT8, TG_UINT8                                                          \
-        }                                                                                  \
-    }
-#define F32               \
-    {                     \
-        1, { TG_FLOAT32 } \
-    }
-
-#define I64             \
-    {                   \
-        1, { TG_INT64 } \
-    }
-
 static const kt_case factory_cases[] = {
     KT_CASE("fill_.Scalar", "(37, 41), and through a transposed view", f_fill, { { 0 } }, KT_ALL,
             &kt_exact, .count = 2),
-    KT_CASE("fill_.Scalar", "300 into uint8", f_fill_overflow, { { 0 } }, { 1, { TG_UINT8 } },
+    KT_CASE("fill_.Scalar", "300 into uint8", f_fill_overflow, { { 0 } }, KT_ONE(TG_UINT8),
             .error = "value cannot be converted to type uint8_t without overflow"),
     /* bool: arange and linspace refuse or degenerate alike */
-    KT_CASE("arange.start_out", "arange(-3, 90, 0.75 or 1)", f_arange, { { 0 } }, NO_BOOL,
+    KT_CASE("arange.start_out", "arange(-3, 90, 0.75 or 1)", f_arange, { { 0 } }, KT_NO_BOOL,
             &kt_exact),
-    KT_CASE("linspace.out", "linspace(-5, 100, 1001)", f_linspace, { { 0 } }, NO_BOOL, &kt_exact),
-    KT_CASE("eye.m_out", "eye(5, 7), and into a transposed out", f_eye, { { 0 } }, NO_BOOL,
+    KT_CASE("linspace.out", "linspace(-5, 100, 1001)", f_linspace, { { 0 } }, KT_NO_BOOL,
+            &kt_exact),
+    KT_CASE("eye.m_out", "eye(5, 7), and into a transposed out", f_eye, { { 0 } }, KT_NO_BOOL,
             &kt_exact, .count = 2),
-    KT_CASE("arange.start_out", "step of the wrong sign", f_arange_bad, { { 0 } }, F32,
+    KT_CASE("arange.start_out", "step of the wrong sign", f_arange_bad, { { 0 } },
+            KT_ONE(TG_FLOAT32),
             .error = "upper bound and larger bound inconsistent with step sign"),
-    KT_CASE("linspace.out", "negative steps", f_linspace_bad, { { 0 } }, F32,
+    KT_CASE("linspace.out", "negative steps", f_linspace_bad, { { 0 } }, KT_ONE(TG_FLOAT32),
             .error = "number of steps must be non-negative"),
-    KT_CASE("eye.m_out", "negative n", f_eye_bad, { { 0 } }, F32,
+    KT_CASE("eye.m_out", "negative n", f_eye_bad, { { 0 } }, KT_ONE(TG_FLOAT32),
             .error = "n must be greater or equal to 0, got -1"),
-    KT_CASE("uniform_", "int64", f_uniform_int, { { 0 } }, I64,
+    KT_CASE("uniform_", "int64", f_uniform_int, { { 0 } }, KT_ONE(TG_INT64),
             .error = "\"check_uniform_bounds\" not implemented for 'Long'"),
-    KT_CASE("uniform_", "from 2 to 1", f_uniform_bad, { { 0 } }, F32,
+    KT_CASE("uniform_", "from 2 to 1", f_uniform_bad, { { 0 } }, KT_ONE(TG_FLOAT32),
             .error = "uniform_ expects to return a [from, to) range, but found from=2 > to=1"),
-    KT_CASE("normal_", "std -1", f_normal_bad, { { 0 } }, F32,
+    KT_CASE("normal_", "std -1", f_normal_bad, { { 0 } }, KT_ONE(TG_FLOAT32),
             .error = "normal expects std >= 0.0, but found std -1"),
-    KT_CASE("normal_", "int64", f_normal_int, { { 0 } }, I64,
+    KT_CASE("normal_", "int64", f_normal_int, { { 0 } }, KT_ONE(TG_INT64),
             .error = "not implemented for 'Long'"),
-    KT_CASE("random_.from", "from 5 to 5", f_random_empty_range, { { 0 } }, I64,
+    KT_CASE("random_.from", "from 5 to 5", f_random_empty_range, { { 0 } }, KT_ONE(TG_INT64),
             .error = "random_ expects 'from' to be less than 'to', but got from=5 >= to=5"),
 };
 KT_REGISTER(factory_cases);

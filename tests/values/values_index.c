@@ -111,11 +111,11 @@ static const kt_case index_cases[] = {
             { { KT_RAND(-1, 1, 40, 50), .seed = 3 },
               { KT_RAND(-1, 1, 300, 40), .seed = 4 },
               { KT_RAND_OF(TG_INT64, 0, 40, 300, 40), .seed = 5 } },
-            { 1, { TG_FLOAT32 } }, &kt_tol_scatter),
+            KT_ONE(TG_FLOAT32), &kt_tol_scatter),
     KT_CASE(
         "index_select", "1000 rows of (40, 50)", f_index_select_rows,
         { { KT_RAND(-1, 1, 40, 50), .seed = 3 }, { KT_RAND_OF(TG_INT64, 0, 40, 1000), .seed = 6 } },
-        { 1, { TG_FLOAT32 } }, &kt_exact),
+        KT_ONE(TG_FLOAT32), &kt_exact),
     KT_CASE("nonzero", "every fixture case", f_nonzero, { { 0 } }, { 0 }, &kt_exact,
             .count = NUMEL(fx_nz_cases), .param_name = nonzero_name),
     KT_CASE("nonzero", "(3, 120, 100)", f_nonzero_large,

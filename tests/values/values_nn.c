@@ -155,7 +155,7 @@ static const kt_case nn_cases[] = {
             { { 0 } }, KT_FLOATS, &kt_tol_log_softmax, .count = 32, .param_name = sm_name,
             KT_ALSO("_softmax_backward_data", "_log_softmax_backward_data")),
     KT_CASE("_softmax.out", "NaN and -inf rows", f_softmax_rows, { { KT_VALUES(nan_rows, 3, 4) } },
-            { 1, { TG_FLOAT32 } }, &kt_tol_softmax_special),
+            KT_ONE(TG_FLOAT32), &kt_tol_softmax_special),
 
     KT_CASE("nll_loss_forward", "(300, 11), every reduction, weights", f_nll_loss,
             { { KT_RAND(-5, 0, 300, 11), .seed = 3 },

@@ -127,15 +127,6 @@ KT_FN(f_exp_out_i64)
 
 /* ------------------------------------------------------------------ the cases */
 
-#define KT_NO_BOOL                                                                         \
-    {                                                                                      \
-        9,                                                                                 \
-        {                                                                                  \
-            TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16, TG_INT64, TG_INT32, TG_INT16, \
-                TG_INT8, TG_UINT8                                                          \
-        }                                                                                  \
-    }
-
 static const kt_pair mixed[] = {
     { TG_FLOAT32, TG_INT64 },  { TG_INT32, TG_FLOAT64 }, { TG_FLOAT16, TG_FLOAT32 },
     { TG_BFLOAT16, TG_INT64 }, { TG_UINT8, TG_INT8 },    { TG_INT64, TG_FLOAT16 },

@@ -150,7 +150,7 @@ static const kt_case pool_cases[] = {
     KT_CASE("adaptive_max_pool2d_backward", "to (4, 5)", f_adaptive_max_backward, { X },
             POOL_DTYPES, &kt_tol_pool, .flags = KT_STRIDED),
     KT_CASE("max_pool2d_with_indices", "NaN wins", f_max_pool_nan,
-            { { KT_VALUES(nan16, 1, 4, 4) } }, { 1, { TG_FLOAT32 } }, &kt_exact),
+            { { KT_VALUES(nan16, 1, 4, 4) } }, KT_ONE(TG_FLOAT32), &kt_exact),
     KT_CASE("avg_pool2d", "4 configs, and the backward", f_avg_pool, { X }, POOL_DTYPES,
             &kt_tol_pool, .flags = KT_STRIDED, .count = 4, KT_ALSO("avg_pool2d_backward")),
     KT_CASE("_adaptive_avg_pool2d", "3 output sizes, and the backward", f_adaptive_avg, { X },

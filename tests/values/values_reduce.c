@@ -161,7 +161,7 @@ KT_FN(f_amax_empty) { return kt_y1(y, tg_amax(tg_zeros(TG_INTS(0, 3), .device = 
 #define LARGE(s0, s1)                                                                           \
     {                                                                                           \
         "sum.IntList_out", #s0 " x " #s1, f_large, { { KT_RAND(-1, 1, s0, s1), .seed = 100 } }, \
-            { 1, { TG_FLOAT32 } }, &kt_tol_sum, .count = 7                                      \
+            KT_ONE(TG_FLOAT32), &kt_tol_sum, .count = 7                                         \
     }
 #define I32_7_9                                      \
     {                                                \
@@ -191,9 +191,9 @@ static const kt_case reduce_cases[] = {
     LARGE(65536, 40),
     LARGE(3, 1048576),
     KT_CASE("max.dim_max", "NaN wins, first NaN's index", f_nan, { { KT_RAND(-1, 1, 16, 2000) } },
-            { 1, { TG_FLOAT32 } }, &kt_exact, .count = 12),
+            KT_ONE(TG_FLOAT32), &kt_exact, .count = 12),
     KT_CASE("argmax.out", "int64 ties keep the first", f_ties, { { KT_RAND(0, 3, 16, 2000) } },
-            { 1, { TG_INT64 } }, &kt_exact, .count = 8),
+            KT_ONE(TG_INT64), &kt_exact, .count = 8),
 
     KT_CASE("sum.IntList_out", "int32, dtype float32", f_sum_as_f32, { I32_7_9 }, { 0 }, &kt_exact),
     KT_CASE("mean.out", "int32, dtype float64", f_mean_as_f64, { I32_7_9 }, { 0 }, &kt_tol_sum),

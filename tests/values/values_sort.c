@@ -105,7 +105,7 @@ static const kt_case sort_cases[] = {
     KT_CASE("sort.values_stable", "3 shapes, every dim, both orders; a transposed input", f_sort,
             { { 0 } }, { 3, { TG_FLOAT32, TG_FLOAT64, TG_INT64 } }, &kt_exact, .count = 27),
     KT_CASE("sort.values_stable", "NaN and infinities; topk", f_sort_nan,
-            { { KT_VALUES(nan9, 9) } }, { 1, { TG_FLOAT32 } }, &kt_exact, .count = 3,
+            { { KT_VALUES(nan9, 9) } }, KT_ONE(TG_FLOAT32), &kt_exact, .count = 3,
             KT_ALSO("topk.values")),
     KT_CASE("topk.values", "bitonic, heap, full sort; largest and smallest; dim 0; sort_backward",
             f_topk, { { 0 } }, KT_F32_F64, &kt_exact, .count = 10, KT_ALSO("sort_backward")),
