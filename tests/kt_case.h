@@ -256,11 +256,7 @@ typedef struct kt_case_table {
     const kt_case *cases;
     int64_t n;
 } kt_case_table;
-#define KT_REGISTER(array)                                                       \
-    __attribute__((used, section("kt_case_tables"),                              \
-                   aligned(16))) static const kt_case_table array##_kt_table = { \
-        (array), (int64_t)(sizeof(array) / sizeof((array)[0]))                   \
-    }
+#define KT_REGISTER(array) TG_REGISTER_TABLE("kt_case_tables", kt_case_table, array)
 
 /* Every registered case, in link order. */
 int kt_num_cases(void);

@@ -6,6 +6,7 @@
 #define KT_UTIL_H
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -185,12 +186,31 @@ static inline kt_live kt_live_now(void)
 {
     return (kt_live){ tg_live_tensors(), tg_live_storages() };
 }
+/* The same check without ending the test, naming what leaked (a case's label). */
+static inline void kt_expect_no_leak(kt_live base, const char *what)
+{
+    cr_expect_eq(tg_live_tensors(), base.tensors, "%s: leaked %lld tensors", what,
+                 (long long)(tg_live_tensors() - base.tensors));
+    cr_expect_eq(tg_live_storages(), base.storages, "%s: leaked %lld storages", what,
+                 (long long)(tg_live_storages() - base.storages));
+}
 static inline void kt_assert_no_leak(kt_live base)
 {
     cr_assert_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors",
                  (long long)(tg_live_tensors() - base.tensors));
     cr_assert_eq(tg_live_storages(), base.storages, "leaked %lld storages",
                  (long long)(tg_live_storages() - base.storages));
+}
+
+/* The indices 0 .. n - 1 as a ParameterizedTest's parameters: a table's case indices (an index
+ * survives the copy into the test's process, a pointer into the table would not). */
+#define KT_MAX_PARAMS 4096
+static inline struct criterion_test_params kt_index_params(int n)
+{
+    static int indices[KT_MAX_PARAMS];
+    cr_assert_leq(n, KT_MAX_PARAMS, "raise KT_MAX_PARAMS");
+    for (int i = 0; i < n; i++) indices[i] = i;
+    return cr_make_param_array(int, indices, (size_t)n);
 }
 
 #endif

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "tensorgen.h"
+#include "tg_cover.h"
 
 #define GC_MAX_INPUTS 8
 #define GC_MAX_OUTPUTS 6
@@ -127,29 +128,18 @@ typedef struct gc_case {
  *     static const gc_case my_cases[] = { { "my_op", "label", f_my_op, { REAL(3, 4) } } };
  *     GC_REGISTER(my_cases);
  *
- * A descriptor of the array lands in the `gc_case_tables` linker section (16 bytes, 16-byte
- * aligned, so the section is a plain array of them), which the runner walks. */
+ * A descriptor of the array lands in the `gc_case_tables` linker section (TG_REGISTER_TABLE,
+ * tests/tg_cover.h), which the runner walks. */
 typedef struct gc_case_table {
     const gc_case *cases;
     int64_t n;
 } gc_case_table;
 
-#define GC_REGISTER(array)                                                       \
-    __attribute__((used, section("gc_case_tables"),                              \
-                   aligned(16))) static const gc_case_table array##_gc_table = { \
-        (array), (int64_t)(sizeof(array) / sizeof((array)[0]))                   \
-    }
+#define GC_REGISTER(array) TG_REGISTER_TABLE("gc_case_tables", gc_case_table, array)
 
 /* Every registered case, in link order: how many, and the i-th. */
 int gc_num_cases(void);
 const gc_case *gc_case_at(int i);
-
-/* The indices 0 .. gc_num_cases() - 1, as the parameter array of a ParameterizedTest that runs
- * each case in its own process (tests/autograd/test_gradcheck.c, tests/cuda/
- * test_cuda_grad_table.c): an index survives the copy into the test's process, the case's
- * pointers would not. Stores the count in *n; NULL when more than GC_MAX_CASES are registered. */
-#define GC_MAX_CASES 1024
-int *gc_case_indices(size_t *n);
 
 /* The inputs case c (the index-th registered one) describes, from a seed fixed by the index, so
  * that every check running the case (gradcheck, fwgradcheck) sees the same tensors; layouts

@@ -9,19 +9,6 @@
 
 #include "kt_util.h"
 
-/* Leak check: live counts at the start of a test and at its end. */
-typedef struct live {
-    int64_t tensors, storages;
-} live;
-static live live_now(void) { return (live){ tg_live_tensors(), tg_live_storages() }; }
-static void expect_no_leak(live base)
-{
-    cr_expect_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors",
-                 (long long)(tg_live_tensors() - base.tensors));
-    cr_expect_eq(tg_live_storages(), base.storages, "leaked %lld storages",
-                 (long long)(tg_live_storages() - base.storages));
-}
-
 /* A float64 leaf requiring grad holding vals. */
 static tg_tensor *leaf(const double *vals, int64_t n)
 {
@@ -49,7 +36,7 @@ static const char BACKWARD_TWICE[] =
 
 Test(autograd_errors, backward_twice_without_retain_graph)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul(x, x); /* MulBackward0 saves x twice */
     tg_tensor *s = tg_sum(y);
@@ -63,12 +50,12 @@ Test(autograd_errors, backward_twice_without_retain_graph)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, retain_graph_allows_a_second_backward_that_accumulates)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul(x, x), *s = tg_sum(y);
     cr_assert_eq(tg_backward(s, .retain_graph = true), 0, "%s", tg_last_error());
@@ -79,12 +66,12 @@ Test(autograd_errors, retain_graph_allows_a_second_backward_that_accumulates)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, inplace_modification_of_a_saved_tensor)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 0.5, 1, 1.5 }, 3);
     tg_tensor *y = tg_exp(x);            /* ExpBackward0 saves its result */
     tg_tensor *z = tg_add_scalar_(y, 1); /* y is now at version 1 */
@@ -101,12 +88,12 @@ Test(autograd_errors, inplace_modification_of_a_saved_tensor)
     tg_release(z);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, nonscalar_backward_needs_a_gradient)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul_scalar(x, 2);
     cr_expect_eq(tg_backward(y), -1);
@@ -121,12 +108,12 @@ Test(autograd_errors, nonscalar_backward_needs_a_gradient)
     tg_release(v);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     cr_expect_null(tg_add_(x, o));
@@ -150,12 +137,12 @@ Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
     tg_release(v);
     tg_release(o);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, inplace_on_a_view_of_a_nonleaf_is_refused)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3, 4 }, 4);
     tg_tensor *c = tg_clone(x);
     tg_tensor *v = tg_slice(c, .start = TG_SOME(2));
@@ -166,12 +153,12 @@ Test(autograd_errors, inplace_on_a_view_of_a_nonleaf_is_refused)
     tg_release(v);
     tg_release(c);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, out_variant_with_requires_grad)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     tg_tensor *out = tg_empty(TG_INTS(3), .dtype = TG_FLOAT64);
@@ -193,13 +180,13 @@ Test(autograd_errors, out_variant_with_requires_grad)
     tg_release(out);
     tg_release(o);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* as_strided's formula is not_implemented(...): the forward works, backward names it. */
 Test(autograd_errors, operator_without_a_derivative_fails_at_backward)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3, 4 }, 4);
     tg_tensor *y = tg_as_strided(x, TG_INTS(2), TG_INTS(2));
     cr_assert(y, "forward: %s", tg_last_error());
@@ -212,14 +199,14 @@ Test(autograd_errors, operator_without_a_derivative_fails_at_backward)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* sgd_step_ has no derivative entry (optimizer steps run under no_grad): recorded on a
  * non-leaf with grad mode on, its node fails at backward naming the operator. */
 Test(autograd_errors, operator_without_an_entry_names_itself)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *p = tg_clone(x);
     tg_tensor *g = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
@@ -234,12 +221,12 @@ Test(autograd_errors, operator_without_an_entry_names_itself)
     tg_release(g);
     tg_release(p);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, grad_of_an_input_not_in_the_graph)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2 }, 2), *z = leaf((double[]){ 3, 4 }, 2);
     tg_tensor *s = tg_sum(x);
     tg_tensor *gs[2] = { NULL, NULL };
@@ -256,12 +243,12 @@ Test(autograd_errors, grad_of_an_input_not_in_the_graph)
     tg_release(s);
     tg_release(z);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, no_grad_records_nothing)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2 }, 2);
     tg_tensor *y = NULL;
     TG_NO_GRAD {
@@ -276,7 +263,7 @@ Test(autograd_errors, no_grad_records_nothing)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* ------------------------------------------------------------------ higher order */
@@ -284,7 +271,7 @@ Test(autograd_errors, no_grad_records_nothing)
 /* d/dx x^3 = 3x^2, d2/dx2 = 6x, d3/dx3 = 6, each through create_graph. */
 Test(autograd_higher_order, third_power_through_mul_and_pow)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     const double xs[] = { 0.5, -1, 2 };
     tg_tensor *x = leaf(xs, 3);
     for (int form = 0; form < 2; form++) {
@@ -313,14 +300,14 @@ Test(autograd_higher_order, third_power_through_mul_and_pow)
         tg_release(x2);
     }
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* backward with create_graph accumulates a .grad that has history; differentiating it again
  * gives the second derivative. */
 Test(autograd_higher_order, backward_create_graph_then_grad_of_grad)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2 }, 2);
     tg_tensor *y = tg_pow_scalar(x, 3), *s = tg_sum(y);
     cr_assert_eq(tg_backward(s, .create_graph = true), 0, "%s", tg_last_error());
@@ -338,7 +325,7 @@ Test(autograd_higher_order, backward_create_graph_then_grad_of_grad)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* ------------------------------------------------------------------ deep graphs */
@@ -362,7 +349,7 @@ static tg_tensor *build_chain(tg_tensor *x)
 
 Test(autograd_deep, chain_of_100000_ops_backward_and_free)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 0.25 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
@@ -373,23 +360,23 @@ Test(autograd_deep, chain_of_100000_ops_backward_and_free)
     tg_release(g);
     tg_release(y); /* frees the remaining 100,000 nodes */
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_deep, chain_of_100000_ops_freed_without_backward)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 0.25 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
     tg_release(y); /* the whole graph dies here, without recursion */
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_deep, chain_with_retain_graph_twice)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
@@ -403,5 +390,5 @@ Test(autograd_deep, chain_with_retain_graph_twice)
     tg_release(g);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }

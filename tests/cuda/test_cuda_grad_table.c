@@ -134,13 +134,7 @@ static void run_case(int index)
     kt_assert_no_leak(base);
 }
 
-ParameterizedTestParameters(cuda_grad_table, case)
-{
-    size_t n;
-    int *indices = gc_case_indices(&n);
-    cr_assert(indices, "raise GC_MAX_CASES");
-    return cr_make_param_array(int, indices, n);
-}
+ParameterizedTestParameters(cuda_grad_table, case) { return kt_index_params(gc_num_cases()); }
 
 ParameterizedTest(int *index, cuda_grad_table, case) { run_case(*index); }
 

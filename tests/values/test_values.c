@@ -4,35 +4,11 @@
  * runs in its own process. */
 #include "kt_case.h"
 
-#include <criterion/parameterized.h>
-
-/* Case indices as the parameter array: an index survives the copy into the test's process, a
- * case's pointers would not. */
-static int *case_indices(size_t *n)
-{
-    static int indices[2048];
-    int count = kt_num_cases();
-    cr_assert_leq(count, 2048, "raise the bound of case_indices");
-    for (int i = 0; i < count; i++) indices[i] = i;
-    *n = (size_t)count;
-    return indices;
-}
-
-ParameterizedTestParameters(values, cpu)
-{
-    size_t n;
-    int *indices = case_indices(&n);
-    return cr_make_param_array(int, indices, n);
-}
+ParameterizedTestParameters(values, cpu) { return kt_index_params(kt_num_cases()); }
 
 ParameterizedTest(int *index, values, cpu) { kt_run_cpu(*index); }
 
-ParameterizedTestParameters(values, cuda)
-{
-    size_t n;
-    int *indices = case_indices(&n);
-    return cr_make_param_array(int, indices, n);
-}
+ParameterizedTestParameters(values, cuda) { return kt_index_params(kt_num_cases()); }
 
 ParameterizedTest(int *index, values, cuda)
 {
