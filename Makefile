@@ -431,22 +431,53 @@ $(TESTOPS_GEN)/stamp: $(wildcard $(TESTOPS)/*.yaml) $(TEMPLATES) $(BUILD)/tgen $
 	@touch $@
 $(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC)): $(TESTOPS_GEN)/stamp
 
-# All test files link into one Criterion binary (one summary line); the sanitizer flavour
+# Every test file links into one Criterion binary (one summary line); the sanitizer flavour
 # links the same tests against the ASan+UBSan library. Leaks fail through LeakSanitizer and
 # through each test's tg_live_tensors()/tg_live_storages() check.
+#
+# Each source of the suite compiles to its own object (-MMD: editing one test recompiles that
+# file and relinks), once per flavour: $(BUILD)/tests/obj/ (plain; in the emulated build,
+# build/cuda-emu/tests/obj/), obj-san/ (ASan+UBSan) and obj-nocuda/ (no TG_WITH_CUDA, for the
+# shared-library suite). The objects are linked as objects, not through an archive: the
+# Criterion tests, the coverage names (tg_cover.h) and the case tables (gradcheck.h,
+# tests/ops/kt_case.h) live in linker sections of objects nothing references by name, which
+# an archive member would not bring in.
 TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp -I$(TESTOPS_GEN) $(INCLUDES) -Itests $(BLAS_CFLAGS) $(CUDA_CFLAGS)
 
 # cJSON reads the profiler's Chrome traces back (tests/profiler).
 TEST_LIBS := -lcriterion -lcjson
 
-$(BUILD)/tests/tg_tests: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(BUILD)/libtensorgen.a $(CUDA_A)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 -o $@ $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(STATIC_LINK) $(TEST_LIBS)
+TEST_ALL_SRC    := $(TEST_SRC) $(TEST_COMMON) $(filter-out $(TESTOPS_GEN)/%,$(TESTOPS_SRC))
+TESTOPS_GEN_SRC := $(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC))
+test_objs = $(TEST_ALL_SRC:%.c=$(BUILD)/tests/$(1)/%.o) \
+            $(TESTOPS_GEN_SRC:$(TESTOPS_GEN)/%.c=$(BUILD)/tests/$(1)/testops/%.o)
+TEST_OBJ        := $(call test_objs,obj)
+TEST_OBJ_SAN    := $(call test_objs,obj-san)
+TEST_OBJ_NOCUDA := $(call test_objs,obj-nocuda)
+
+TEST_FLAGS_obj        := $(TEST_CFLAGS) -O1
+TEST_FLAGS_obj-san    := $(TEST_CFLAGS) -O1 $(SAN_FLAGS)
+TEST_FLAGS_obj-nocuda := $(filter-out $(CUDA_CFLAGS),$(TEST_CFLAGS)) -O1
+
+# One pair of rules per flavour: the suite's sources, and the operator library tgen generates
+# for it (order-only on its stamp, which follows generated/; -MMD tracks the headers).
+define TEST_OBJ_RULES
+$$(BUILD)/tests/$(1)/%.o: %.c | $$(TESTOPS_GEN)/stamp
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(TEST_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+
+$$(BUILD)/tests/$(1)/testops/%.o: $$(TESTOPS_GEN)/%.c $$(TESTOPS_GEN)/stamp
+	@mkdir -p $$(dir $$@)
+	$$(CC) $$(TEST_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
+endef
+$(foreach f,obj obj-san obj-nocuda,$(eval $(call TEST_OBJ_RULES,$(f))))
+
+$(BUILD)/tests/tg_tests: $(TEST_OBJ) $(BUILD)/libtensorgen.a $(CUDA_A)
+	$(CC) $(TEST_FLAGS_obj) -o $@ $(TEST_OBJ) $(STATIC_LINK) $(TEST_LIBS)
 
 CUDA_WHOLE_SAN = -Wl,--whole-archive $(BUILD)/libtensorgen_cuda-san.a -Wl,--no-whole-archive $(CUDA_LIBS)
-$(BUILD)/tests/tg_tests_san: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(BUILD)/libtensorgen-san.a $(if $(CUDA_A),$(BUILD)/libtensorgen_cuda-san.a)
-	@mkdir -p $(dir $@)
-	$(CC) $(TEST_CFLAGS) -O1 $(SAN_FLAGS) -o $@ $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) \
+$(BUILD)/tests/tg_tests_san: $(TEST_OBJ_SAN) $(BUILD)/libtensorgen-san.a $(if $(CUDA_A),$(BUILD)/libtensorgen_cuda-san.a)
+	$(CC) $(TEST_FLAGS_obj-san) -o $@ $(TEST_OBJ_SAN) \
 	  $(if $(CUDA_A),$(CUDA_WHOLE_SAN)) $(BUILD)/libtensorgen-san.a $(LIBS) $(TEST_LIBS)
 
 # The shared library as users and bindings load it (tests/shared/run.sh): exports, dlopen after
@@ -477,10 +508,9 @@ $(BUILD)/tests/cuda_hidden: tests/shared/cuda_hidden.c
 $(NOCUDA_SO): $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	$(CC) -shared -Wl,--no-undefined -Wl,-soname,libtensorgen.so.$(SOVERSION) -o $@ $(LIB_OBJ) $(LIBS)
-$(BUILD)/tests/tg_tests_nocuda: $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) $(NOCUDA_SO)
-	$(CC) $(filter-out $(CUDA_CFLAGS),$(TEST_CFLAGS)) -O1 -o $@ \
-	  $(TEST_SRC) $(TEST_COMMON) $(TESTOPS_SRC) -L$(NOCUDA) -l:libtensorgen.so.$(SOVERSION) \
-	  -Wl,-rpath,$(abspath $(NOCUDA)) $(LIBS) $(TEST_LIBS)
+$(BUILD)/tests/tg_tests_nocuda: $(TEST_OBJ_NOCUDA) $(NOCUDA_SO)
+	$(CC) $(TEST_FLAGS_obj-nocuda) -o $@ $(TEST_OBJ_NOCUDA) -L$(NOCUDA) \
+	  -l:libtensorgen.so.$(SOVERSION) -Wl,-rpath,$(abspath $(NOCUDA)) $(LIBS) $(TEST_LIBS)
 
 test-shared: $(SO) $(SHARED_TESTS) $(EXAMPLES)
 	tests/shared/run.sh $(BUILD) $(SOVERSION) $(VERSION)

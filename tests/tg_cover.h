@@ -28,6 +28,13 @@
     __attribute__((used, section("tg_cuda_cover"))) static const char *const TG__COVER_CAT( \
         tg__cuda_covers_, __LINE__)[] = { __VA_ARGS__ }
 
+/* The same registration for a table of cases (gradcheck.h's GC_REGISTER, kt_case.h's
+ * KT_REGISTER): a { pointer, count } descriptor of a static array, 16 bytes and 16-byte aligned,
+ * in `section`, so that the section is a plain array of descriptors the runner walks. */
+#define TG_REGISTER_TABLE(section_, table_type, array)                                           \
+    __attribute__((used, section(section_), aligned(16))) static const table_type TG__COVER_CAT( \
+        array, _table) = { (array), (int64_t)(sizeof(array) / sizeof((array)[0])) }
+
 /* ------------------------------------------------------------------ the checks */
 
 /* An operator as tgen's X-macro lists give it (TG_OP_LIST, TG_CUDA_OP_LIST in tg_op_list.h,

@@ -11,8 +11,6 @@
  * GC_AWAY0 (+-[0.5, 1.5)); hardtanh's bounds are put between the values. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* op applied to a clone of x (a leaf that requires grad cannot be modified in place). */
 static int in_place(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op_)(tg_tensor *))
 {
@@ -35,46 +33,22 @@ static int scaled(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op)(tg_tensor
 
 /* ------------------------------------------------------------------ leaky_relu */
 
-GC_FN(f_leaky_relu)
-{
-    y[0] = tg_leaky_relu(x[0], .negative_slope = 0.2);
-    return 1;
-}
-GC_FN(f_leaky_relu_neg)
-{
-    y[0] = tg_leaky_relu(x[0], .negative_slope = -0.3);
-    return 1;
-}
+GC_FN(f_leaky_relu) { return gc_y1(y, tg_leaky_relu(x[0], .negative_slope = 0.2)); }
+GC_FN(f_leaky_relu_neg) { return gc_y1(y, tg_leaky_relu(x[0], .negative_slope = -0.3)); }
 static tg_tensor *leaky_relu_02_(tg_tensor *s) { return tg_leaky_relu_(s, .negative_slope = 0.2); }
 GC_FN(f_leaky_relu_) { return in_place(x, y, leaky_relu_02_); }
-GC_FN(f_leaky_relu_backward)
-{
-    y[0] = tg_leaky_relu_backward(x[0], x[1], 0.2, false);
-    return 1;
-}
-GC_FN(f_leaky_relu_backward_res)
-{
-    y[0] = tg_leaky_relu_backward(x[0], x[1], 0.2, true);
-    return 1;
-}
+GC_FN(f_leaky_relu_backward) { return gc_y1(y, tg_leaky_relu_backward(x[0], x[1], 0.2, false)); }
+GC_FN(f_leaky_relu_backward_res) { return gc_y1(y, tg_leaky_relu_backward(x[0], x[1], 0.2, true)); }
 
 /* ------------------------------------------------------------------ hardtanh, relu6 */
 
-GC_FN(f_hardtanh)
-{
-    y[0] = tg_hardtanh(x[0], .min_val = -0.55, .max_val = 0.45);
-    return 1;
-}
+GC_FN(f_hardtanh) { return gc_y1(y, tg_hardtanh(x[0], .min_val = -0.55, .max_val = 0.45)); }
 static tg_tensor *hardtanh_(tg_tensor *s)
 {
     return tg_hardtanh_(s, .min_val = -0.55, .max_val = 0.45);
 }
 GC_FN(f_hardtanh_) { return in_place(x, y, hardtanh_); }
-GC_FN(f_hardtanh_backward)
-{
-    y[0] = tg_hardtanh_backward(x[0], x[1], -0.55, 0.45);
-    return 1;
-}
+GC_FN(f_hardtanh_backward) { return gc_y1(y, tg_hardtanh_backward(x[0], x[1], -0.55, 0.45)); }
 /* relu6(8 x): 0 below 0, linear, 6 above 0.75. */
 GC_FN(f_relu6)
 {
@@ -114,26 +88,17 @@ GC_FN(f_hardsigmoid_) { return in_place(x, y, hardsigmoid_of_4x_); }
 
 /* ------------------------------------------------------------------ elu */
 
-GC_FN(f_elu)
-{
-    y[0] = tg_elu(x[0]);
-    return 1;
-}
+GC_FN(f_elu) { return gc_y1(y, tg_elu(x[0])); }
 GC_FN(f_elu_params)
 {
-    y[0] = tg_elu(x[0], .alpha = 2.0, .scale = 1.5, .input_scale = 0.5);
-    return 1;
+    return gc_y1(y, tg_elu(x[0], .alpha = 2.0, .scale = 1.5, .input_scale = 0.5));
 }
 static tg_tensor *elu_params_(tg_tensor *s)
 {
     return tg_elu_(s, .alpha = 2.0, .scale = 1.5, .input_scale = 0.5);
 }
 GC_FN(f_elu_) { return in_place(x, y, elu_params_); }
-GC_FN(f_elu_backward)
-{
-    y[0] = tg_elu_backward(x[0], 2.0, 1.5, 0.5, false, x[1]);
-    return 1;
-}
+GC_FN(f_elu_backward) { return gc_y1(y, tg_elu_backward(x[0], 2.0, 1.5, 0.5, false, x[1])); }
 /* From the result: self_or_result is elu's result, so the function of x is elu_backward of
  * elu(x). */
 GC_FN(f_elu_backward_res)
@@ -152,11 +117,7 @@ GC_FN(f_feature_dropout)
     y[0] = tg_feature_dropout(x[0], 0.4, true);
     return 1;
 }
-GC_FN(f_feature_dropout_eval)
-{
-    y[0] = tg_feature_dropout(x[0], 0.4, false);
-    return 1;
-}
+GC_FN(f_feature_dropout_eval) { return gc_y1(y, tg_feature_dropout(x[0], 0.4, false)); }
 static tg_tensor *feature_dropout_04_(tg_tensor *s)
 {
     tg_manual_seed(99);
@@ -165,57 +126,38 @@ static tg_tensor *feature_dropout_04_(tg_tensor *s)
 GC_FN(f_feature_dropout_) { return in_place(x, y, feature_dropout_04_); }
 
 static const gc_case activation_cases[] = {
-    { "leaky_relu", "slope 0.2", f_leaky_relu, { AWAY0(3, 4) }, .gradgrad = true },
-    { "leaky_relu", "slope -0.3, transposed", f_leaky_relu_neg, { AWAY0_T(3, 4) } },
-    { "leaky_relu_",
-      "slope 0.2, from its result",
-      f_leaky_relu_,
-      { AWAY0(3, 4) },
-      .gradgrad = true },
-    { "leaky_relu_backward",
-      "broadcast (3,1), (1,4)",
-      f_leaky_relu_backward,
-      { REAL(3, 1), AWAY0(1, 4) },
-      .gradgrad = true },
-    { "leaky_relu_backward",
-      "self_is_result, transposed",
-      f_leaky_relu_backward_res,
-      { REAL_T(3, 4), AWAY0_T(3, 4) } },
-    { "hardtanh", "(-0.55, 0.45)", f_hardtanh, { REAL(3, 4) }, .gradgrad = true },
-    { "hardtanh", "strided", f_hardtanh, { REAL_S(3, 4) } },
-    { "hardtanh_", "clone", f_hardtanh_, { REAL(3, 4) } },
-    { "hardtanh_backward",
-      "broadcast",
-      f_hardtanh_backward,
-      { REAL(3, 1), REAL(3, 4) },
-      .gradgrad = true },
-    { "relu6", "8 x", f_relu6, { REAL(3, 4) }, .gradgrad = true },
-    { "hardswish", "4 x, every piece", f_hardswish, { REAL(4, 5) }, .gradgrad = true },
-    { "hardswish", "transposed", f_hardswish, { REAL_T(3, 4) } },
-    { "hardswish_", "clone", f_hardswish_, { REAL(4, 5) } },
-    { "hardswish_backward",
-      "self 4 x",
-      f_hardswish_backward,
-      { REAL(4, 5), REAL(4, 5) },
-      .gradgrad = true },
-    { "hardsigmoid", "4 x, every piece", f_hardsigmoid, { REAL(4, 5) } },
-    { "hardsigmoid", "strided", f_hardsigmoid, { REAL_S(3, 4) } },
-    { "hardsigmoid_", "clone", f_hardsigmoid_, { REAL(4, 5) } },
-    { "elu", "defaults", f_elu, { AWAY0(3, 4) }, .gradgrad = true },
-    { "elu",
-      "alpha 2, scale 1.5, input_scale 0.5, transposed",
-      f_elu_params,
-      { AWAY0_T(3, 4) },
-      .gradgrad = true },
-    { "elu_", "from its result", f_elu_, { AWAY0(3, 4) }, .gradgrad = true },
-    { "elu_backward", "broadcast", f_elu_backward, { REAL(3, 1), AWAY0(3, 4) }, .gradgrad = true },
-    { "elu_backward",
-      "is_result",
-      f_elu_backward_res,
-      { REAL(3, 4), AWAY0(3, 4) },
-      .gradgrad = true },
-    { "feature_dropout", "p 0.4, train (reseeded)", f_feature_dropout, { REAL(4, 5, 2) } },
-    { "feature_dropout", "eval", f_feature_dropout_eval, { REAL(4, 5, 2) } },
-    { "feature_dropout_", "p 0.4, clone (reseeded)", f_feature_dropout_, { REAL(4, 5, 2) } },
+    GC_CASE("leaky_relu", "slope 0.2", f_leaky_relu, { AWAY0(3, 4) }, .gradgrad = true),
+    GC_CASE("leaky_relu", "slope -0.3, transposed", f_leaky_relu_neg, { AWAY0_T(3, 4) }),
+    GC_CASE("leaky_relu_", "slope 0.2, from its result", f_leaky_relu_, { AWAY0(3, 4) },
+            .gradgrad = true),
+    GC_CASE("leaky_relu_backward", "broadcast (3,1), (1,4)", f_leaky_relu_backward,
+            { REAL(3, 1), AWAY0(1, 4) }, .gradgrad = true),
+    GC_CASE("leaky_relu_backward", "self_is_result, transposed", f_leaky_relu_backward_res,
+            { REAL_T(3, 4), AWAY0_T(3, 4) }),
+    GC_CASE("hardtanh", "(-0.55, 0.45)", f_hardtanh, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("hardtanh", "strided", f_hardtanh, { REAL_S(3, 4) }),
+    GC_CASE("hardtanh_", "clone", f_hardtanh_, { REAL(3, 4) }),
+    GC_CASE("hardtanh_backward", "broadcast", f_hardtanh_backward, { REAL(3, 1), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("relu6", "8 x", f_relu6, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("hardswish", "4 x, every piece", f_hardswish, { REAL(4, 5) }, .gradgrad = true),
+    GC_CASE("hardswish", "transposed", f_hardswish, { REAL_T(3, 4) }),
+    GC_CASE("hardswish_", "clone", f_hardswish_, { REAL(4, 5) }),
+    GC_CASE("hardswish_backward", "self 4 x", f_hardswish_backward, { REAL(4, 5), REAL(4, 5) },
+            .gradgrad = true),
+    GC_CASE("hardsigmoid", "4 x, every piece", f_hardsigmoid, { REAL(4, 5) }),
+    GC_CASE("hardsigmoid", "strided", f_hardsigmoid, { REAL_S(3, 4) }),
+    GC_CASE("hardsigmoid_", "clone", f_hardsigmoid_, { REAL(4, 5) }),
+    GC_CASE("elu", "defaults", f_elu, { AWAY0(3, 4) }, .gradgrad = true),
+    GC_CASE("elu", "alpha 2, scale 1.5, input_scale 0.5, transposed", f_elu_params,
+            { AWAY0_T(3, 4) }, .gradgrad = true),
+    GC_CASE("elu_", "from its result", f_elu_, { AWAY0(3, 4) }, .gradgrad = true),
+    GC_CASE("elu_backward", "broadcast", f_elu_backward, { REAL(3, 1), AWAY0(3, 4) },
+            .gradgrad = true),
+    GC_CASE("elu_backward", "is_result", f_elu_backward_res, { REAL(3, 4), AWAY0(3, 4) },
+            .gradgrad = true),
+    GC_CASE("feature_dropout", "p 0.4, train (reseeded)", f_feature_dropout, { REAL(4, 5, 2) }),
+    GC_CASE("feature_dropout", "eval", f_feature_dropout_eval, { REAL(4, 5, 2) }),
+    GC_CASE("feature_dropout_", "p 0.4, clone (reseeded)", f_feature_dropout_, { REAL(4, 5, 2) }),
 };
 GC_REGISTER(activation_cases);

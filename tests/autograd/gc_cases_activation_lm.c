@@ -6,8 +6,6 @@
  * threshold is put between the values). */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* op(4 x), the scaled input released here. */
 static int scaled(tg_tensor *const *x, tg_tensor **y, tg_tensor *(*op)(tg_tensor *))
 {
@@ -96,84 +94,53 @@ GC_FN(f_log_sigmoid_backward)
     tg_release(r.buffer);
     return y[0] ? 1 : -1;
 }
-GC_FN(f_glu)
-{
-    y[0] = tg_glu(x[0], .dim = 1);
-    return 1;
-}
-GC_FN(f_glu_last)
-{
-    y[0] = tg_glu(x[0]);
-    return 1;
-}
-GC_FN(f_glu_backward)
-{
-    y[0] = tg_glu_backward(x[0], x[1], 0);
-    return 1;
-}
-GC_FN(f_logsumexp)
-{
-    y[0] = tg_logsumexp(x[0], TG_INTS(1));
-    return 1;
-}
-GC_FN(f_logsumexp_keep)
-{
-    y[0] = tg_logsumexp(x[0], TG_INTS(0, 2), .keepdim = true);
-    return 1;
-}
+GC_FN(f_glu) { return gc_y1(y, tg_glu(x[0], .dim = 1)); }
+GC_FN(f_glu_last) { return gc_y1(y, tg_glu(x[0])); }
+GC_FN(f_glu_backward) { return gc_y1(y, tg_glu_backward(x[0], x[1], 0)); }
+GC_FN(f_logsumexp) { return gc_y1(y, tg_logsumexp(x[0], TG_INTS(1))); }
+GC_FN(f_logsumexp_keep) { return gc_y1(y, tg_logsumexp(x[0], TG_INTS(0, 2), .keepdim = true)); }
 GC_FN(f_gelu_double_backward)
 {
-    y[0] = tg_gelu_double_backward(x[0], x[1], x[2], "tanh");
-    return 1;
+    return gc_y1(y, tg_gelu_double_backward(x[0], x[1], x[2], "tanh"));
 }
 
 static const gc_case activation_lm_cases[] = {
-    { "gelu", "4 x", f_gelu, { REAL(3, 4) }, .gradgrad = true },
-    { "gelu", "tanh, 4 x transposed", f_gelu_tanh, { REAL_T(3, 4) }, .gradgrad = true },
-    { "gelu_", "tanh, on 4 x", f_gelu_, { REAL(3, 4) }, .gradgrad = true },
-    { "gelu_backward", "self 4 x", f_gelu_backward, { REAL(3, 4), REAL(3, 4) }, .gradgrad = true },
-    { "gelu_backward",
-      "tanh, broadcast",
-      f_gelu_backward_tanh,
-      { REAL(3, 1), REAL(3, 4) },
-      .gradgrad = true },
-    { "gelu_double_backward",
-      "tanh",
-      f_gelu_double_backward,
-      { REAL(3, 4), REAL(3, 4), REAL(3, 4) } },
-    { "silu", "4 x", f_silu, { REAL(3, 4) }, .gradgrad = true },
-    { "silu_", "on 4 x", f_silu_, { REAL(3, 4) } },
-    { "silu_backward", "self 4 x", f_silu_backward, { REAL(3, 4), REAL(3, 4) }, .gradgrad = true },
-    { "mish", "4 x, strided", f_mish, { REAL_S(3, 4) }, .gradgrad = true },
-    { "mish_", "on 4 x", f_mish_, { REAL(3, 4) } },
-    { "mish_backward", "self 4 x", f_mish_backward, { REAL(3, 4), REAL(3, 4) }, .gradgrad = true },
-    { "softplus", "beta 2, threshold 3.1", f_softplus, { REAL(3, 4) }, .gradgrad = true },
-    { "softplus_backward",
-      "beta 2, threshold 3.1",
-      f_softplus_backward,
-      { REAL(3, 4), REAL(3, 4) },
-      .gradgrad = true },
-    { "erf", "4 x", f_erf, { REAL(3, 4) }, .gradgrad = true },
-    { "erf_", "on 4 x", f_erf_, { REAL(3, 4) } },
-    { "log1p", "0.75 x, transposed", f_log1p, { REAL_T(3, 4) }, .gradgrad = true },
-    { "log1p_", "on 0.75 x", f_log1p_, { REAL(3, 4) } },
-    { "expm1", "4 x", f_expm1, { REAL(3, 4) }, .gradgrad = true },
-    { "expm1_", "on 4 x", f_expm1_, { REAL(3, 4) } },
-    { "log_sigmoid", "4 x", f_log_sigmoid, { REAL(3, 4) }, .gradgrad = true },
-    { "log_sigmoid_forward", "output", f_log_sigmoid_forward, { REAL(3, 4) }, .gradgrad = true },
-    { "log_sigmoid_backward",
-      "buffer from the forward",
-      f_log_sigmoid_backward,
-      { REAL(3, 4), REAL(3, 4) },
-      .gradgrad = true },
-    { "glu", "dim 1", f_glu, { REAL(3, 4, 2) }, .gradgrad = true },
-    { "glu", "last dim, transposed", f_glu_last, { REAL_T(3, 4) }, .gradgrad = true },
-    { "glu_backward", "dim 0", f_glu_backward, { REAL(2, 3), REAL(4, 3) }, .gradgrad = true },
-    { "logsumexp", "dim 1", f_logsumexp, { REAL(3, 4, 2) }, .gradgrad = true },
-    { "logsumexp",
-      "dims (0, 2) keepdim, transposed",
-      f_logsumexp_keep,
-      { REAL_T(3, 4, 2) },
-      .gradgrad = true },
+    GC_CASE("gelu", "4 x", f_gelu, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("gelu", "tanh, 4 x transposed", f_gelu_tanh, { REAL_T(3, 4) }, .gradgrad = true),
+    GC_CASE("gelu_", "tanh, on 4 x", f_gelu_, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("gelu_backward", "self 4 x", f_gelu_backward, { REAL(3, 4), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("gelu_backward", "tanh, broadcast", f_gelu_backward_tanh, { REAL(3, 1), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("gelu_double_backward", "tanh", f_gelu_double_backward,
+            { REAL(3, 4), REAL(3, 4), REAL(3, 4) }),
+    GC_CASE("silu", "4 x", f_silu, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("silu_", "on 4 x", f_silu_, { REAL(3, 4) }),
+    GC_CASE("silu_backward", "self 4 x", f_silu_backward, { REAL(3, 4), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("mish", "4 x, strided", f_mish, { REAL_S(3, 4) }, .gradgrad = true),
+    GC_CASE("mish_", "on 4 x", f_mish_, { REAL(3, 4) }),
+    GC_CASE("mish_backward", "self 4 x", f_mish_backward, { REAL(3, 4), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("softplus", "beta 2, threshold 3.1", f_softplus, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("softplus_backward", "beta 2, threshold 3.1", f_softplus_backward,
+            { REAL(3, 4), REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("erf", "4 x", f_erf, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("erf_", "on 4 x", f_erf_, { REAL(3, 4) }),
+    GC_CASE("log1p", "0.75 x, transposed", f_log1p, { REAL_T(3, 4) }, .gradgrad = true),
+    GC_CASE("log1p_", "on 0.75 x", f_log1p_, { REAL(3, 4) }),
+    GC_CASE("expm1", "4 x", f_expm1, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("expm1_", "on 4 x", f_expm1_, { REAL(3, 4) }),
+    GC_CASE("log_sigmoid", "4 x", f_log_sigmoid, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("log_sigmoid_forward", "output", f_log_sigmoid_forward, { REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("log_sigmoid_backward", "buffer from the forward", f_log_sigmoid_backward,
+            { REAL(3, 4), REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("glu", "dim 1", f_glu, { REAL(3, 4, 2) }, .gradgrad = true),
+    GC_CASE("glu", "last dim, transposed", f_glu_last, { REAL_T(3, 4) }, .gradgrad = true),
+    GC_CASE("glu_backward", "dim 0", f_glu_backward, { REAL(2, 3), REAL(4, 3) }, .gradgrad = true),
+    GC_CASE("logsumexp", "dim 1", f_logsumexp, { REAL(3, 4, 2) }, .gradgrad = true),
+    GC_CASE("logsumexp", "dims (0, 2) keepdim, transposed", f_logsumexp_keep, { REAL_T(3, 4, 2) },
+            .gradgrad = true),
 };
 GC_REGISTER(activation_lm_cases);

@@ -5,8 +5,6 @@
  * masked_select with the mask or self broadcast. In-place operators run on a clone of x[0]. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 static int one(tg_tensor *r, tg_tensor **y)
 {
     y[0] = r;
@@ -50,26 +48,19 @@ GC_FN(f_put_)
 GC_FN(f_masked_select) { return one(tg_masked_select(x[0], x[1]), y); }
 
 static const gc_case advanced_index_cases[] = {
-    { "index.Tensor", "rows, duplicates", f_index_rows, { REAL(4, 5), INDEX(4, 2, 3) }, true },
-    { "index.Tensor", "bool mask", f_index_mask, { REAL_T(3, 4), MASK(3, 4) }, true },
-    { "index.Tensor",
-      "non-adjacent indices around None",
-      f_index_nonadjacent,
-      { REAL(3, 4, 5) },
-      true },
-    { "index.Tensor", "None then an index", f_index_none_first, { REAL(3, 4), INDEX(4, 5) } },
-    { "index_put",
-      "accumulate, duplicates",
-      f_put_acc,
-      { REAL(4, 5), INDEX(4, 6), REAL(6, 5) },
-      true },
-    { "index_put", "distinct, values broadcast", f_put_distinct, { REAL(4, 5), REAL(5) }, true },
-    { "index_put", "mask after None", f_put_mask, { REAL(3, 4), MASK(4), REAL(3, 1) } },
-    { "index_put_",
-      "in place, accumulate, values broadcast",
-      f_put_,
-      { REAL(3, 4), INDEX(4, 5), REAL(1) } },
-    { "masked_select", "mask broadcast", f_masked_select, { REAL(3, 4), MASK(4) }, true },
-    { "masked_select", "self broadcast", f_masked_select, { REAL(4), MASK(3, 4) }, true },
+    GC_CASE("index.Tensor", "rows, duplicates", f_index_rows, { REAL(4, 5), INDEX(4, 2, 3) }, true),
+    GC_CASE("index.Tensor", "bool mask", f_index_mask, { REAL_T(3, 4), MASK(3, 4) }, true),
+    GC_CASE("index.Tensor", "non-adjacent indices around None", f_index_nonadjacent,
+            { REAL(3, 4, 5) }, true),
+    GC_CASE("index.Tensor", "None then an index", f_index_none_first, { REAL(3, 4), INDEX(4, 5) }),
+    GC_CASE("index_put", "accumulate, duplicates", f_put_acc,
+            { REAL(4, 5), INDEX(4, 6), REAL(6, 5) }, true),
+    GC_CASE("index_put", "distinct, values broadcast", f_put_distinct, { REAL(4, 5), REAL(5) },
+            true),
+    GC_CASE("index_put", "mask after None", f_put_mask, { REAL(3, 4), MASK(4), REAL(3, 1) }),
+    GC_CASE("index_put_", "in place, accumulate, values broadcast", f_put_,
+            { REAL(3, 4), INDEX(4, 5), REAL(1) }),
+    GC_CASE("masked_select", "mask broadcast", f_masked_select, { REAL(3, 4), MASK(4) }, true),
+    GC_CASE("masked_select", "self broadcast", f_masked_select, { REAL(4), MASK(3, 4) }, true),
 };
 GC_REGISTER(advanced_index_cases);

@@ -14,8 +14,6 @@
  * native_layer_norm_backward and the gradgradchecks of native_layer_norm below. */
 TG_COVERS("layer_norm_double_backward");
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 static int first3(tg_tensors3 r, tg_tensor **y)
 {
     y[0] = r.r0;
@@ -81,24 +79,12 @@ GC_FN(f_rms_two_eps)
     y[0] = tg_rms_norm(x[0], ns, .eps = eps);
     return 1;
 }
-GC_FN(f_emb)
-{
-    y[0] = tg_embedding(x[0], x[1]);
-    return 1;
-}
+GC_FN(f_emb) { return gc_y1(y, tg_embedding(x[0], x[1])); }
 /* The padding row (5) is never looked up (indices in [0, 5)): a looked-up padding row gets a
  * zero gradient by definition, which finite differences (and PyTorch's gradcheck) disagree
  * with; tests/ops/test_embed_norm.c checks that row's zero gradient. */
-GC_FN(f_emb_pad)
-{
-    y[0] = tg_embedding(x[0], x[1], .padding_idx = 5);
-    return 1;
-}
-GC_FN(f_emb_dense_bw)
-{
-    y[0] = tg_embedding_dense_backward(x[0], x[1], 6, 1, false);
-    return 1;
-}
+GC_FN(f_emb_pad) { return gc_y1(y, tg_embedding(x[0], x[1], .padding_idx = 5)); }
+GC_FN(f_emb_dense_bw) { return gc_y1(y, tg_embedding_dense_backward(x[0], x[1], 6, 1, false)); }
 GC_FN(f_emb_dense_bw_int32)
 {
     tg_tensor *i32 = tg_to(x[1], TG_INT32);
@@ -106,71 +92,33 @@ GC_FN(f_emb_dense_bw_int32)
     tg_release(i32);
     return 1;
 }
-GC_FN(f_emb_backward)
-{
-    y[0] = tg_embedding_backward(x[0], x[1], 6, 3, false, false);
-    return 1;
-}
-GC_FN(f_emb_ddb)
-{
-    y[0] = tg_embedding_dense_double_backward(x[0], x[1], 1);
-    return 1;
-}
+GC_FN(f_emb_backward) { return gc_y1(y, tg_embedding_backward(x[0], x[1], 6, 3, false, false)); }
+GC_FN(f_emb_ddb) { return gc_y1(y, tg_embedding_dense_double_backward(x[0], x[1], 1)); }
 
 static const gc_case embed_norm_cases[] = {
-    { "native_layer_norm",
-      "affine, (3, 4) over [4]",
-      f_native_ln,
-      { REAL(3, 4), REAL(4), REAL(4) },
-      .gradgrad = true },
-    { "native_layer_norm",
-      "no affine, over [3, 4], transposed",
-      f_native_ln_two_plain,
-      { REAL_T(2, 3, 4) },
-      .gradgrad = true },
-    { "layer_norm",
-      "affine, strided, eps 1e-3",
-      f_ln,
-      { REAL_S(3, 4), REAL(4), REAL(4) },
-      .gradgrad = true },
-    { "native_layer_norm_backward",
-      "grad_out, input, weight",
-      f_native_ln_backward,
-      { REAL(3, 4), REAL(3, 4), REAL(4) } },
-    { "native_layer_norm_backward",
-      "no weight, over [3, 4]",
-      f_native_ln_backward_plain,
-      { REAL(2, 3, 4), REAL(2, 3, 4) } },
-    { "rms_norm", "weight, eps None", f_rms, { REAL(3, 4), REAL(4) }, .gradgrad = true },
-    { "rms_norm",
-      "over [3, 4], eps 1e-2, transposed",
-      f_rms_two_eps,
-      { REAL_T(2, 3, 4) },
-      .gradgrad = true },
-    { "embedding", "(2, 4) indices", f_emb, { REAL(6, 3), INDEX(6, 2, 4) }, .gradgrad = true },
-    { "embedding",
-      "padding_idx 5, transposed weight",
-      f_emb_pad,
-      { REAL_T(6, 3), INDEX(5, 2, 4) },
-      .gradgrad = true },
-    { "embedding_dense_backward",
-      "padding_idx 1",
-      f_emb_dense_bw,
-      { REAL(2, 4, 3), INDEX(6, 2, 4) },
-      .gradgrad = true },
-    { "embedding_dense_backward",
-      "int32 indices, strided",
-      f_emb_dense_bw_int32,
-      { REAL_S(2, 4, 3), INDEX(6, 2, 4) } },
-    { "embedding_backward",
-      "padding_idx 3",
-      f_emb_backward,
-      { REAL(2, 4, 3), INDEX(6, 2, 4) },
-      .gradgrad = true },
-    { "embedding_dense_double_backward",
-      "padding_idx 1",
-      f_emb_ddb,
-      { REAL(6, 3), INDEX(6, 2, 4) },
-      .gradgrad = true },
+    GC_CASE("native_layer_norm", "affine, (3, 4) over [4]", f_native_ln,
+            { REAL(3, 4), REAL(4), REAL(4) }, .gradgrad = true),
+    GC_CASE("native_layer_norm", "no affine, over [3, 4], transposed", f_native_ln_two_plain,
+            { REAL_T(2, 3, 4) }, .gradgrad = true),
+    GC_CASE("layer_norm", "affine, strided, eps 1e-3", f_ln, { REAL_S(3, 4), REAL(4), REAL(4) },
+            .gradgrad = true),
+    GC_CASE("native_layer_norm_backward", "grad_out, input, weight", f_native_ln_backward,
+            { REAL(3, 4), REAL(3, 4), REAL(4) }),
+    GC_CASE("native_layer_norm_backward", "no weight, over [3, 4]", f_native_ln_backward_plain,
+            { REAL(2, 3, 4), REAL(2, 3, 4) }),
+    GC_CASE("rms_norm", "weight, eps None", f_rms, { REAL(3, 4), REAL(4) }, .gradgrad = true),
+    GC_CASE("rms_norm", "over [3, 4], eps 1e-2, transposed", f_rms_two_eps, { REAL_T(2, 3, 4) },
+            .gradgrad = true),
+    GC_CASE("embedding", "(2, 4) indices", f_emb, { REAL(6, 3), INDEX(6, 2, 4) }, .gradgrad = true),
+    GC_CASE("embedding", "padding_idx 5, transposed weight", f_emb_pad,
+            { REAL_T(6, 3), INDEX(5, 2, 4) }, .gradgrad = true),
+    GC_CASE("embedding_dense_backward", "padding_idx 1", f_emb_dense_bw,
+            { REAL(2, 4, 3), INDEX(6, 2, 4) }, .gradgrad = true),
+    GC_CASE("embedding_dense_backward", "int32 indices, strided", f_emb_dense_bw_int32,
+            { REAL_S(2, 4, 3), INDEX(6, 2, 4) }),
+    GC_CASE("embedding_backward", "padding_idx 3", f_emb_backward,
+            { REAL(2, 4, 3), INDEX(6, 2, 4) }, .gradgrad = true),
+    GC_CASE("embedding_dense_double_backward", "padding_idx 1", f_emb_ddb,
+            { REAL(6, 3), INDEX(6, 2, 4) }, .gradgrad = true),
 };
 GC_REGISTER(embed_norm_cases);

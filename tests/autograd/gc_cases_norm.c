@@ -8,8 +8,6 @@
  * gradgradchecks of batch norm below. */
 TG_COVERS("batchnorm_double_backward");
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* A constant positive (n) vector: running_var. */
 #define POSC(n_)                                                                     \
     {                                                                                \
@@ -38,13 +36,11 @@ GC_FN(f_native_bn_eval)
 }
 GC_FN(f_bn_train)
 {
-    y[0] = tg_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, false);
-    return 1;
+    return gc_y1(y, tg_batch_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, false));
 }
 GC_FN(f_bn_eval)
 {
-    y[0] = tg_batch_norm(x[0], x[1], NULL, x[2], x[3], false, 0.1, 1e-5, false);
-    return 1;
+    return gc_y1(y, tg_batch_norm(x[0], x[1], NULL, x[2], x[3], false, 0.1, 1e-5, false));
 }
 /* native_batch_norm_backward differentiated (batchnorm_double_backward); the statistics are
  * functions of the input, as in PyTorch's double backward. */
@@ -88,64 +84,46 @@ GC_FN(f_native_gn_backward)
     tg_release(g.r2);
     return 2;
 }
-GC_FN(f_gn)
-{
-    y[0] = tg_group_norm(x[0], 2, .weight = x[1], .bias = x[2]);
-    return 1;
-}
+GC_FN(f_gn) { return gc_y1(y, tg_group_norm(x[0], 2, .weight = x[1], .bias = x[2])); }
 GC_FN(f_in)
 {
-    y[0] = tg_instance_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, false);
-    return 1;
+    return gc_y1(y, tg_instance_norm(x[0], x[1], x[2], NULL, NULL, true, 0.1, 1e-5, false));
 }
 GC_FN(f_in_running)
 {
-    y[0] = tg_instance_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5, false);
-    return 1;
+    return gc_y1(y, tg_instance_norm(x[0], NULL, NULL, x[1], x[2], true, 0.1, 1e-5, false));
 }
-GC_FN(f_nearest_up)
-{
-    y[0] = tg_upsample_nearest2d(x[0], TG_INTS(5, 7));
-    return 1;
-}
+GC_FN(f_nearest_up) { return gc_y1(y, tg_upsample_nearest2d(x[0], TG_INTS(5, 7))); }
 GC_FN(f_nearest_scaled)
 {
-    y[0] = tg_upsample_nearest2d(x[0], TG_INTS(4, 3), .scales_h = TG_OPT_FLOAT(1.5),
-                                 .scales_w = TG_OPT_FLOAT(0.7));
-    return 1;
+    return gc_y1(y, tg_upsample_nearest2d(x[0], TG_INTS(4, 3), .scales_h = TG_OPT_FLOAT(1.5),
+                                          .scales_w = TG_OPT_FLOAT(0.7)));
 }
 GC_FN(f_nearest_bw)
 {
-    y[0] = tg_upsample_nearest2d_backward(x[0], TG_INTS(5, 7), TG_INTS(1, 2, 3, 4));
-    return 1;
+    return gc_y1(y, tg_upsample_nearest2d_backward(x[0], TG_INTS(5, 7), TG_INTS(1, 2, 3, 4)));
 }
-GC_FN(f_bilinear)
-{
-    y[0] = tg_upsample_bilinear2d(x[0], TG_INTS(5, 7), false);
-    return 1;
-}
+GC_FN(f_bilinear) { return gc_y1(y, tg_upsample_bilinear2d(x[0], TG_INTS(5, 7), false)); }
 GC_FN(f_bilinear_ac_scaled)
 {
-    y[0] = tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), true, .scales_h = TG_OPT_FLOAT(1.5),
-                                  .scales_w = TG_OPT_FLOAT(0.7));
-    return 1;
+    return gc_y1(y, tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), true, .scales_h = TG_OPT_FLOAT(1.5),
+                                           .scales_w = TG_OPT_FLOAT(0.7)));
 }
 GC_FN(f_bilinear_scaled)
 {
-    y[0] = tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), false, .scales_h = TG_OPT_FLOAT(1.5),
-                                  .scales_w = TG_OPT_FLOAT(0.7));
-    return 1;
+    return gc_y1(y,
+                 tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), false, .scales_h = TG_OPT_FLOAT(1.5),
+                                        .scales_w = TG_OPT_FLOAT(0.7)));
 }
 GC_FN(f_bilinear_bw)
 {
-    y[0] = tg_upsample_bilinear2d_backward(x[0], TG_INTS(5, 7), TG_INTS(1, 2, 3, 4), true);
-    return 1;
+    return gc_y1(y,
+                 tg_upsample_bilinear2d_backward(x[0], TG_INTS(5, 7), TG_INTS(1, 2, 3, 4), true));
 }
 
 GC_FN(f_nearest_vec)
 {
-    y[0] = tg_upsample_nearest2d_vec(x[0], TG_NO_INTS, TG_FLOATS(1.7, 1.4));
-    return 1;
+    return gc_y1(y, tg_upsample_nearest2d_vec(x[0], TG_NO_INTS, TG_FLOATS(1.7, 1.4)));
 }
 GC_FN(f_nearest_bw_vec)
 {
@@ -155,109 +133,58 @@ GC_FN(f_nearest_bw_vec)
 }
 GC_FN(f_bilinear_vec)
 {
-    y[0] = tg_upsample_bilinear2d_vec(x[0], TG_NO_INTS, false, TG_FLOATS(2.0, 1.5));
-    return 1;
+    return gc_y1(y, tg_upsample_bilinear2d_vec(x[0], TG_NO_INTS, false, TG_FLOATS(2.0, 1.5)));
 }
 GC_FN(f_bilinear_bw_vec)
 {
-    y[0] = tg_upsample_bilinear2d_backward_vec(x[0], TG_NO_INTS, TG_INTS(1, 2, 3, 4), false,
-                                               TG_FLOATS(2.0, 1.5));
-    return 1;
+    return gc_y1(y, tg_upsample_bilinear2d_backward_vec(x[0], TG_NO_INTS, TG_INTS(1, 2, 3, 4),
+                                                        false, TG_FLOATS(2.0, 1.5)));
 }
 
 static const gc_case norm_cases[] = {
-    { "upsample_nearest2d.vec",
-      "scale_factors",
-      f_nearest_vec,
-      { REAL(1, 2, 3, 4) },
-      .gradgrad = true },
-    { "upsample_nearest2d_backward.vec",
-      "output_size",
-      f_nearest_bw_vec,
-      { REAL(1, 2, 5, 7) },
-      .gradgrad = true },
-    { "upsample_bilinear2d.vec",
-      "scale_factors, transposed",
-      f_bilinear_vec,
-      { REAL_T(1, 2, 3, 4) },
-      .gradgrad = true },
-    { "upsample_bilinear2d_backward.vec",
-      "scale_factors",
-      f_bilinear_bw_vec,
-      { REAL(1, 2, 6, 6) },
-      .gradgrad = true },
-    { "native_batch_norm",
-      "training, affine",
-      f_native_bn_train,
-      { REAL(4, 3, 2), REAL(3), REAL(3) },
-      .gradgrad = true },
-    { "native_batch_norm",
-      "training, running statistics, transposed (N, C)",
-      f_native_bn_train_running,
-      { REAL_T(5, 3), CONST(3), POSC(3) },
-      .gradgrad = true },
-    { "native_batch_norm",
-      "eval, affine",
-      f_native_bn_eval,
-      { REAL(2, 3, 2), REAL(3), REAL(3), CONST(3), POSC(3) },
-      .gradgrad = true },
-    { "native_batch_norm_backward",
-      "double backward",
-      f_native_bn_backward,
-      { REAL(4, 3), REAL(4, 3), REAL(3) } },
-    { "native_batch_norm_backward",
-      "eval, grad_out, input, weight, bias",
-      f_native_bn_backward_eval,
-      { REAL(3, 2, 2), REAL(3, 2, 2), REAL(2), CONST(2), POSC(2) } },
-    { "batch_norm",
-      "training, strided",
-      f_bn_train,
-      { REAL_S(3, 2, 3), REAL(2), REAL(2) },
-      .gradgrad = true },
-    { "batch_norm", "eval", f_bn_eval, { REAL(3, 2, 2), REAL(2), CONST(2), POSC(2) } },
-    { "native_group_norm", "affine", f_native_gn, { REAL(2, 6, 3), REAL(6), REAL(6) } },
-    { "native_group_norm", "no affine, transposed", f_native_gn_plain, { REAL_T(3, 4, 2) } },
-    { "native_group_norm_backward",
-      "grad_out, input, weight",
-      f_native_gn_backward,
-      { REAL(2, 4, 3), REAL(2, 4, 3), REAL(4) },
-      .expect_error = "native_group_norm_backward" },
-    { "group_norm", "affine, strided", f_gn, { REAL_S(2, 4, 3), REAL(4), REAL(4) } },
-    { "instance_norm", "affine", f_in, { REAL(2, 3, 4), REAL(3), REAL(3) } },
-    { "instance_norm",
-      "running statistics, transposed",
-      f_in_running,
-      { REAL_T(2, 3, 4), CONST(3), POSC(3) } },
-    { "upsample_nearest2d",
-      "(3, 4) -> (5, 7)",
-      f_nearest_up,
-      { REAL(1, 2, 3, 4) },
-      .gradgrad = true },
-    { "upsample_nearest2d",
-      "scales, transposed",
-      f_nearest_scaled,
-      { REAL_T(2, 1, 3, 4) },
-      .gradgrad = true },
-    { "upsample_nearest2d_backward",
-      "(5, 7) -> (3, 4)",
-      f_nearest_bw,
-      { REAL(1, 2, 5, 7) },
-      .gradgrad = true },
-    { "upsample_bilinear2d",
-      "(3, 4) -> (5, 7)",
-      f_bilinear,
-      { REAL(1, 2, 3, 4) },
-      .gradgrad = true },
-    { "upsample_bilinear2d",
-      "align_corners, scales, transposed",
-      f_bilinear_ac_scaled,
-      { REAL_T(2, 1, 3, 4) },
-      .gradgrad = true },
-    { "upsample_bilinear2d", "scales, strided", f_bilinear_scaled, { REAL_S(1, 2, 3, 4) } },
-    { "upsample_bilinear2d_backward",
-      "align_corners, (5, 7) -> (3, 4)",
-      f_bilinear_bw,
-      { REAL(1, 2, 5, 7) },
-      .gradgrad = true },
+    GC_CASE("upsample_nearest2d.vec", "scale_factors", f_nearest_vec, { REAL(1, 2, 3, 4) },
+            .gradgrad = true),
+    GC_CASE("upsample_nearest2d_backward.vec", "output_size", f_nearest_bw_vec,
+            { REAL(1, 2, 5, 7) }, .gradgrad = true),
+    GC_CASE("upsample_bilinear2d.vec", "scale_factors, transposed", f_bilinear_vec,
+            { REAL_T(1, 2, 3, 4) }, .gradgrad = true),
+    GC_CASE("upsample_bilinear2d_backward.vec", "scale_factors", f_bilinear_bw_vec,
+            { REAL(1, 2, 6, 6) }, .gradgrad = true),
+    GC_CASE("native_batch_norm", "training, affine", f_native_bn_train,
+            { REAL(4, 3, 2), REAL(3), REAL(3) }, .gradgrad = true),
+    GC_CASE("native_batch_norm", "training, running statistics, transposed (N, C)",
+            f_native_bn_train_running, { REAL_T(5, 3), CONST(3), POSC(3) }, .gradgrad = true),
+    GC_CASE("native_batch_norm", "eval, affine", f_native_bn_eval,
+            { REAL(2, 3, 2), REAL(3), REAL(3), CONST(3), POSC(3) }, .gradgrad = true),
+    GC_CASE("native_batch_norm_backward", "double backward", f_native_bn_backward,
+            { REAL(4, 3), REAL(4, 3), REAL(3) }),
+    GC_CASE("native_batch_norm_backward", "eval, grad_out, input, weight, bias",
+            f_native_bn_backward_eval,
+            { REAL(3, 2, 2), REAL(3, 2, 2), REAL(2), CONST(2), POSC(2) }),
+    GC_CASE("batch_norm", "training, strided", f_bn_train, { REAL_S(3, 2, 3), REAL(2), REAL(2) },
+            .gradgrad = true),
+    GC_CASE("batch_norm", "eval", f_bn_eval, { REAL(3, 2, 2), REAL(2), CONST(2), POSC(2) }),
+    GC_CASE("native_group_norm", "affine", f_native_gn, { REAL(2, 6, 3), REAL(6), REAL(6) }),
+    GC_CASE("native_group_norm", "no affine, transposed", f_native_gn_plain, { REAL_T(3, 4, 2) }),
+    GC_CASE("native_group_norm_backward", "grad_out, input, weight", f_native_gn_backward,
+            { REAL(2, 4, 3), REAL(2, 4, 3), REAL(4) },
+            .expect_error = "native_group_norm_backward"),
+    GC_CASE("group_norm", "affine, strided", f_gn, { REAL_S(2, 4, 3), REAL(4), REAL(4) }),
+    GC_CASE("instance_norm", "affine", f_in, { REAL(2, 3, 4), REAL(3), REAL(3) }),
+    GC_CASE("instance_norm", "running statistics, transposed", f_in_running,
+            { REAL_T(2, 3, 4), CONST(3), POSC(3) }),
+    GC_CASE("upsample_nearest2d", "(3, 4) -> (5, 7)", f_nearest_up, { REAL(1, 2, 3, 4) },
+            .gradgrad = true),
+    GC_CASE("upsample_nearest2d", "scales, transposed", f_nearest_scaled, { REAL_T(2, 1, 3, 4) },
+            .gradgrad = true),
+    GC_CASE("upsample_nearest2d_backward", "(5, 7) -> (3, 4)", f_nearest_bw, { REAL(1, 2, 5, 7) },
+            .gradgrad = true),
+    GC_CASE("upsample_bilinear2d", "(3, 4) -> (5, 7)", f_bilinear, { REAL(1, 2, 3, 4) },
+            .gradgrad = true),
+    GC_CASE("upsample_bilinear2d", "align_corners, scales, transposed", f_bilinear_ac_scaled,
+            { REAL_T(2, 1, 3, 4) }, .gradgrad = true),
+    GC_CASE("upsample_bilinear2d", "scales, strided", f_bilinear_scaled, { REAL_S(1, 2, 3, 4) }),
+    GC_CASE("upsample_bilinear2d_backward", "align_corners, (5, 7) -> (3, 4)", f_bilinear_bw,
+            { REAL(1, 2, 5, 7) }, .gradgrad = true),
 };
 GC_REGISTER(norm_cases);

@@ -3,8 +3,6 @@
  * sort_backward, has no derivative of its own yet (double backward is not supported). */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 GC_FN(f_sort_last)
 {
     tg_values_indices r = tg_sort_stable(x[0], TG_OPT_BOOL(true));
@@ -42,13 +40,11 @@ GC_FN(f_topk_dim0_smallest)
 }
 
 static const gc_case sort_cases[] = {
-    { "sort.stable", "(3, 5) last dim", f_sort_last, { DISTINCT(3, 5) } },
-    { "sort.stable",
-      "(4, 3) transposed, dim 0, descending",
-      f_sort_dim0_desc,
-      { DISTINCT_T(4, 3) } },
-    { "sort", "(2, 4, 3) dim 1", f_sort_composite, { DISTINCT(2, 4, 3) } },
-    { "topk", "(4, 10) k 3", f_topk3, { DISTINCT(4, 10) } },
-    { "topk", "(5, 4) dim 0, k 2, smallest", f_topk_dim0_smallest, { DISTINCT(5, 4) } },
+    GC_CASE("sort.stable", "(3, 5) last dim", f_sort_last, { DISTINCT(3, 5) }),
+    GC_CASE("sort.stable", "(4, 3) transposed, dim 0, descending", f_sort_dim0_desc,
+            { DISTINCT_T(4, 3) }),
+    GC_CASE("sort", "(2, 4, 3) dim 1", f_sort_composite, { DISTINCT(2, 4, 3) }),
+    GC_CASE("topk", "(4, 10) k 3", f_topk3, { DISTINCT(4, 10) }),
+    GC_CASE("topk", "(5, 4) dim 0, k 2, smallest", f_topk_dim0_smallest, { DISTINCT(5, 4) }),
 };
 GC_REGISTER(sort_cases);

@@ -5,28 +5,10 @@
  * gradient flows through cumprod_backward's zero branches. */
 #include "gradcheck.h"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
-GC_FN(f_cumsum1)
-{
-    y[0] = tg_cumsum(x[0], 1);
-    return 1;
-}
-GC_FN(f_cumsum_neg)
-{
-    y[0] = tg_cumsum(x[0], -3);
-    return 1;
-}
-GC_FN(f_cumprod1)
-{
-    y[0] = tg_cumprod(x[0], 1);
-    return 1;
-}
-GC_FN(f_cumprod0)
-{
-    y[0] = tg_cumprod(x[0], 0);
-    return 1;
-}
+GC_FN(f_cumsum1) { return gc_y1(y, tg_cumsum(x[0], 1)); }
+GC_FN(f_cumsum_neg) { return gc_y1(y, tg_cumsum(x[0], -3)); }
+GC_FN(f_cumprod1) { return gc_y1(y, tg_cumprod(x[0], 1)); }
+GC_FN(f_cumprod0) { return gc_y1(y, tg_cumprod(x[0], 0)); }
 /* x (3, 5) with zeros at (0, 1), (1, 0), (1, 3), (2, 4): one, two, and a last-place zero. */
 GC_FN(f_cumprod_zeros)
 {
@@ -73,40 +55,15 @@ GC_FN(f_cumprod_)
     tg_release(c);
     return y[0] ? 1 : -1;
 }
-GC_FN(f_cumsum_backward)
-{
-    y[0] = tg_cumsum_backward(x[0], 0);
-    return 1;
-}
-GC_FN(f_flip)
-{
-    y[0] = tg_flip(x[0], TG_INTS(0, 2));
-    return 1;
-}
-GC_FN(f_roll)
-{
-    y[0] = tg_roll(x[0], TG_INTS(1, -2), .dims = TG_INTS(0, 1));
-    return 1;
-}
-GC_FN(f_roll_flat)
-{
-    y[0] = tg_roll(x[0], TG_INTS(5));
-    return 1;
-}
-GC_FN(f_roll_backward)
-{
-    y[0] = tg_roll_backward(x[0], TG_INTS(2), .dims = TG_INTS(-1));
-    return 1;
-}
-GC_FN(f_repeat)
-{
-    y[0] = tg_repeat(x[0], TG_INTS(2, 1, 3));
-    return 1;
-}
+GC_FN(f_cumsum_backward) { return gc_y1(y, tg_cumsum_backward(x[0], 0)); }
+GC_FN(f_flip) { return gc_y1(y, tg_flip(x[0], TG_INTS(0, 2))); }
+GC_FN(f_roll) { return gc_y1(y, tg_roll(x[0], TG_INTS(1, -2), .dims = TG_INTS(0, 1))); }
+GC_FN(f_roll_flat) { return gc_y1(y, tg_roll(x[0], TG_INTS(5))); }
+GC_FN(f_roll_backward) { return gc_y1(y, tg_roll_backward(x[0], TG_INTS(2), .dims = TG_INTS(-1))); }
+GC_FN(f_repeat) { return gc_y1(y, tg_repeat(x[0], TG_INTS(2, 1, 3))); }
 GC_FN(f_repeat_backward)
 {
-    y[0] = tg_repeat_backward(x[0], TG_INTS(2, 1, 3), TG_INTS(2, 3));
-    return 1;
+    return gc_y1(y, tg_repeat_backward(x[0], TG_INTS(2, 1, 3), TG_INTS(2, 3)));
 }
 GC_FN(f_ri_dim)
 {
@@ -114,11 +71,7 @@ GC_FN(f_ri_dim)
     y[0] = tg_repeat_interleave_self_int(x[0], 2, .dim = d);
     return 1;
 }
-GC_FN(f_ri_flat)
-{
-    y[0] = tg_repeat_interleave_self_int(x[0], 3);
-    return 1;
-}
+GC_FN(f_ri_flat) { return gc_y1(y, tg_repeat_interleave_self_int(x[0], 3)); }
 /* counts [2, 1, 0] (flip of arange(3), made on x's device) for the 3 columns of x. */
 GC_FN(f_ri_tensor)
 {
@@ -135,31 +88,27 @@ GC_FN(f_ri_tensor)
 }
 
 static const gc_case structure_cases[] = {
-    { "cumsum", "dim 1", f_cumsum1, { REAL(3, 4) }, .gradgrad = true },
-    { "cumsum", "dim -3, transposed", f_cumsum_neg, { REAL_T(2, 3, 4) }, .gradgrad = true },
-    { "cumsum_", "dim 0, on a copy", f_cumsum_, { REAL(3, 4) }, .gradgrad = true },
-    { "cumprod_", "dim -1, on a copy", f_cumprod_, { REAL(3, 4) }, .gradgrad = true },
-    { "cumsum_backward", "dim 0", f_cumsum_backward, { REAL(4, 3) }, .gradgrad = true },
-    { "cumprod", "dim 1", f_cumprod1, { REAL(3, 5) }, .gradgrad = true },
-    { "cumprod", "dim 0, strided", f_cumprod0, { REAL_S(4, 3) }, .gradgrad = true },
-    { "cumprod", "zeros in the input", f_cumprod_zeros, { REAL(3, 5) }, .gradgrad = true },
-    { "cumprod_backward",
-      "grad and input",
-      f_cumprod_backward,
-      { REAL(3, 4), REAL(3, 4) },
-      .gradgrad = true },
-    { "flip", "dims 0, 2, transposed", f_flip, { REAL_T(2, 3, 4) }, .gradgrad = true },
-    { "roll", "two dims, strided", f_roll, { REAL_S(3, 4) }, .gradgrad = true },
-    { "roll", "flattened", f_roll_flat, { REAL_T(3, 4) }, .gradgrad = true },
-    { "roll_backward", "last dim", f_roll_backward, { REAL(3, 4) }, .gradgrad = true },
-    { "repeat", "(2, 1, 3) of (2, 3)", f_repeat, { REAL_T(2, 3) }, .gradgrad = true },
-    { "repeat_backward", "grad (2, 2, 9)", f_repeat_backward, { REAL(2, 2, 9) }, .gradgrad = true },
-    { "repeat_interleave.self_int", "dim 1", f_ri_dim, { REAL(2, 3) }, .gradgrad = true },
-    { "repeat_interleave.self_int", "flattened", f_ri_flat, { REAL_T(2, 3) }, .gradgrad = true },
-    { "repeat_interleave.self_Tensor",
-      "counts 2, 1, 0",
-      f_ri_tensor,
-      { REAL_T(2, 3) },
-      .gradgrad = true },
+    GC_CASE("cumsum", "dim 1", f_cumsum1, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("cumsum", "dim -3, transposed", f_cumsum_neg, { REAL_T(2, 3, 4) }, .gradgrad = true),
+    GC_CASE("cumsum_", "dim 0, on a copy", f_cumsum_, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("cumprod_", "dim -1, on a copy", f_cumprod_, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("cumsum_backward", "dim 0", f_cumsum_backward, { REAL(4, 3) }, .gradgrad = true),
+    GC_CASE("cumprod", "dim 1", f_cumprod1, { REAL(3, 5) }, .gradgrad = true),
+    GC_CASE("cumprod", "dim 0, strided", f_cumprod0, { REAL_S(4, 3) }, .gradgrad = true),
+    GC_CASE("cumprod", "zeros in the input", f_cumprod_zeros, { REAL(3, 5) }, .gradgrad = true),
+    GC_CASE("cumprod_backward", "grad and input", f_cumprod_backward, { REAL(3, 4), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("flip", "dims 0, 2, transposed", f_flip, { REAL_T(2, 3, 4) }, .gradgrad = true),
+    GC_CASE("roll", "two dims, strided", f_roll, { REAL_S(3, 4) }, .gradgrad = true),
+    GC_CASE("roll", "flattened", f_roll_flat, { REAL_T(3, 4) }, .gradgrad = true),
+    GC_CASE("roll_backward", "last dim", f_roll_backward, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("repeat", "(2, 1, 3) of (2, 3)", f_repeat, { REAL_T(2, 3) }, .gradgrad = true),
+    GC_CASE("repeat_backward", "grad (2, 2, 9)", f_repeat_backward, { REAL(2, 2, 9) },
+            .gradgrad = true),
+    GC_CASE("repeat_interleave.self_int", "dim 1", f_ri_dim, { REAL(2, 3) }, .gradgrad = true),
+    GC_CASE("repeat_interleave.self_int", "flattened", f_ri_flat, { REAL_T(2, 3) },
+            .gradgrad = true),
+    GC_CASE("repeat_interleave.self_Tensor", "counts 2, 1, 0", f_ri_tensor, { REAL_T(2, 3) },
+            .gradgrad = true),
 };
 GC_REGISTER(structure_cases);

@@ -578,17 +578,6 @@ const gc_case *gc_case_at(int i)
     return NULL;
 }
 
-int *gc_case_indices(size_t *n)
-{
-    static int indices[GC_MAX_CASES];
-    int count = gc_num_cases();
-    *n = 0;
-    if (count > GC_MAX_CASES) return NULL;
-    for (int i = 0; i < count; i++) indices[i] = i;
-    *n = (size_t)count;
-    return indices;
-}
-
 int gc_case_inputs(const gc_case *c, int index, tg_tensor **in, char *msg, size_t msg_size)
 {
     uint64_t seed = 0x5eed0000u + (uint64_t)index;

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "tensorgen.h"
+#include "tg_cover.h"
 
 #define GC_MAX_INPUTS 8
 #define GC_MAX_OUTPUTS 6
@@ -109,9 +110,9 @@ bool gc_gradgradcheck(gc_func f, tg_tensor *const *in, int n_in, const gc_opts *
 /* ------------------------------------------------------------------ the case table */
 
 /* One gradcheck case: the operator it covers, what is special about it, the function and its
- * inputs. Tables of cases are registered with GC_REGISTER (the main one is
- * tests/autograd/gc_cases.c); tests/autograd/test_gradcheck.c runs every registered case and
- * fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
+ * inputs. Tables of cases are registered with GC_REGISTER, one file per operator family
+ * (tests/autograd/gc_cases_<family>.c); tests/autograd/test_gradcheck.c runs every registered
+ * case and fails when an operator of TG_DIFFERENTIABLE_OP_LIST has none. */
 typedef struct gc_case {
     const char *op;    /* schema name covered: "add.Tensor" */
     const char *label; /* "broadcast (3,1) + (1,4), alpha 2" */
@@ -127,29 +128,18 @@ typedef struct gc_case {
  *     static const gc_case my_cases[] = { { "my_op", "label", f_my_op, { REAL(3, 4) } } };
  *     GC_REGISTER(my_cases);
  *
- * A descriptor of the array lands in the `gc_case_tables` linker section (16 bytes, 16-byte
- * aligned, so the section is a plain array of them), which the runner walks. */
+ * A descriptor of the array lands in the `gc_case_tables` linker section (TG_REGISTER_TABLE,
+ * tests/tg_cover.h), which the runner walks. */
 typedef struct gc_case_table {
     const gc_case *cases;
     int64_t n;
 } gc_case_table;
 
-#define GC_REGISTER(array)                                                       \
-    __attribute__((used, section("gc_case_tables"),                              \
-                   aligned(16))) static const gc_case_table array##_gc_table = { \
-        (array), (int64_t)(sizeof(array) / sizeof((array)[0]))                   \
-    }
+#define GC_REGISTER(array) TG_REGISTER_TABLE("gc_case_tables", gc_case_table, array)
 
 /* Every registered case, in link order: how many, and the i-th. */
 int gc_num_cases(void);
 const gc_case *gc_case_at(int i);
-
-/* The indices 0 .. gc_num_cases() - 1, as the parameter array of a ParameterizedTest that runs
- * each case in its own process (tests/autograd/test_gradcheck.c, tests/cuda/
- * test_cuda_grad_table.c): an index survives the copy into the test's process, the case's
- * pointers would not. Stores the count in *n; NULL when more than GC_MAX_CASES are registered. */
-#define GC_MAX_CASES 1024
-int *gc_case_indices(size_t *n);
 
 /* The inputs case c (the index-th registered one) describes, from a seed fixed by the index, so
  * that every check running the case (gradcheck, fwgradcheck) sees the same tensors; layouts
@@ -161,6 +151,36 @@ int gc_case_inputs(const gc_case *c, int index, tg_tensor **in, char *msg, size_
  * operators thousands of times, and a warning (mse_loss with a broadcast target warns like
  * PyTorch) is counted, not printed. */
 void gc_count_warning(const char *msg, void *user);
+
+/* A case's function, defined under its name:
+ *
+ *     GC_FN(f_add) { y[0] = tg_add(x[0], x[1]); return 1; }                                */
+#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
+
+/* The end of a one-result case: y[0] = r. Returns 1. */
+static inline int gc_y1(tg_tensor **y, tg_tensor *r)
+{
+    y[0] = r;
+    return 1;
+}
+
+/* The end of an in-place case: self is the clone of x[0] the operator ran on, r its result (a
+ * new reference to self, or NULL); y[0] = r, self's own reference released. Returns 1. */
+static inline int gc_inplace_result(tg_tensor *self, tg_tensor *r, tg_tensor **y)
+{
+    tg_release(self);
+    y[0] = r;
+    return 1;
+}
+
+/* A row of a case table (a braced initializer that clang-format lays out like a call):
+ *
+ *     GC_CASE("mul.Tensor", "broadcast (3,1) * (1,4)", f_mul, { REAL(3, 1), REAL(1, 4) },
+ *             .gradgrad = true),                                                          */
+#define GC_CASE(...) \
+    {                \
+        __VA_ARGS__  \
+    }
 
 /* Case tables name op, label, function and inputs positionally and the rest by designator;
  * the fields they leave out are zero on purpose, for every file that includes this header. */

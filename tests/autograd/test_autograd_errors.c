@@ -7,29 +7,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "tensorgen.h"
-
-/* Leak check: live counts at the start of a test and at its end. */
-typedef struct live {
-    int64_t tensors, storages;
-} live;
-static live live_now(void) { return (live){ tg_live_tensors(), tg_live_storages() }; }
-static void expect_no_leak(live base)
-{
-    cr_expect_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors",
-                 (long long)(tg_live_tensors() - base.tensors));
-    cr_expect_eq(tg_live_storages(), base.storages, "leaked %lld storages",
-                 (long long)(tg_live_storages() - base.storages));
-}
-
-/* The exact error, then clears it. */
-static void expect_error(const char *want)
-{
-    const char *e = tg_last_error();
-    cr_expect(e != NULL, "expected the error \"%s\", got none", want);
-    if (e) cr_expect_str_eq(e, want);
-    tg_clear_error();
-}
+#include "kt_util.h"
 
 /* A float64 leaf requiring grad holding vals. */
 static tg_tensor *leaf(const double *vals, int64_t n)
@@ -58,13 +36,13 @@ static const char BACKWARD_TWICE[] =
 
 Test(autograd_errors, backward_twice_without_retain_graph)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul(x, x); /* MulBackward0 saves x twice */
     tg_tensor *s = tg_sum(y);
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
     cr_expect_eq(tg_backward(s), -1);
-    expect_error(BACKWARD_TWICE);
+    kt_expect_last_error(BACKWARD_TWICE);
     /* The first backward's gradient is intact: 2x. */
     tg_tensor *g = tg_tensor_grad(x);
     expect_values(g, (double[]){ 2, 4, 6 }, 3, "x.grad");
@@ -72,12 +50,12 @@ Test(autograd_errors, backward_twice_without_retain_graph)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, retain_graph_allows_a_second_backward_that_accumulates)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul(x, x), *s = tg_sum(y);
     cr_assert_eq(tg_backward(s, .retain_graph = true), 0, "%s", tg_last_error());
@@ -88,19 +66,19 @@ Test(autograd_errors, retain_graph_allows_a_second_backward_that_accumulates)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, inplace_modification_of_a_saved_tensor)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 0.5, 1, 1.5 }, 3);
     tg_tensor *y = tg_exp(x);            /* ExpBackward0 saves its result */
     tg_tensor *z = tg_add_scalar_(y, 1); /* y is now at version 1 */
     cr_assert(z, "%s", tg_last_error());
     tg_tensor *s = tg_sum(y);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error(
+    kt_expect_last_error(
         "one of the variables needed for gradient computation has been modified by an "
         "inplace operation: [torch.DoubleTensor [3]], which is output 0 of ExpBackward0, is "
         "at version 1; expected version 0 instead. Hint: the tensor was modified in place "
@@ -110,16 +88,16 @@ Test(autograd_errors, inplace_modification_of_a_saved_tensor)
     tg_release(z);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, nonscalar_backward_needs_a_gradient)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *y = tg_mul_scalar(x, 2);
     cr_expect_eq(tg_backward(y), -1);
-    expect_error("backward: grad can be implicitly created only for scalar outputs");
+    kt_expect_last_error("backward: grad can be implicitly created only for scalar outputs");
     cr_expect_null(tg_tensor_grad(x));
     /* With a gradient it works: d(2x)/dx . v = 2v. */
     tg_tensor *v = tg_tensor_from_data((double[]){ 1, -1, 0.5 }, (int64_t[]){ 3 }, 1, TG_FLOAT64);
@@ -130,19 +108,19 @@ Test(autograd_errors, nonscalar_backward_needs_a_gradient)
     tg_release(v);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     cr_expect_null(tg_add_(x, o));
-    expect_error(
+    kt_expect_last_error(
         "add_: a leaf Variable that requires grad is being used in an in-place operation.");
     cr_expect_null(tg_exp_(x));
-    expect_error(
+    kt_expect_last_error(
         "exp_: a leaf Variable that requires grad is being used in an in-place operation.");
     /* The leaf is unchanged, and in-place is fine with grad mode off (torch.no_grad()). */
     expect_values(x, (double[]){ 1, 2, 3 }, 3, "x");
@@ -153,42 +131,45 @@ Test(autograd_errors, inplace_on_a_leaf_requiring_grad)
     /* A view of such a leaf is refused too. */
     tg_tensor *v = tg_slice(x, .start = TG_SOME(1));
     cr_expect_null(tg_mul_scalar_(v, 2));
-    expect_error("mul_: a view of a leaf Variable that requires grad is being used in an in-place "
-                 "operation.");
+    kt_expect_last_error(
+        "mul_: a view of a leaf Variable that requires grad is being used in an in-place "
+        "operation.");
     tg_release(v);
     tg_release(o);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, inplace_on_a_view_of_a_nonleaf_is_refused)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3, 4 }, 4);
     tg_tensor *c = tg_clone(x);
     tg_tensor *v = tg_slice(c, .start = TG_SOME(2));
     cr_expect_null(tg_mul_scalar_(v, 2));
-    expect_error(
+    kt_expect_last_error(
         "mul_: in-place operations on views of tensors that require grad are not supported "
         "by autograd; clone() the view first or use the out-of-place operation");
     tg_release(v);
     tg_release(c);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, out_variant_with_requires_grad)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *o = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
     tg_tensor *out = tg_empty(TG_INTS(3), .dtype = TG_FLOAT64);
     cr_expect_null(tg_add_out(x, o, out));
-    expect_error("add(): functions with out=... arguments don't support automatic differentiation, "
-                 "but one of the arguments requires grad.");
+    kt_expect_last_error(
+        "add(): functions with out=... arguments don't support automatic differentiation, "
+        "but one of the arguments requires grad.");
     cr_expect_null(tg_exp_out(x, out));
-    expect_error("exp(): functions with out=... arguments don't support automatic differentiation, "
-                 "but one of the arguments requires grad.");
+    kt_expect_last_error(
+        "exp(): functions with out=... arguments don't support automatic differentiation, "
+        "but one of the arguments requires grad.");
     /* Under no_grad, out= works. */
     TG_NO_GRAD {
         tg_tensor *r = tg_add_out(x, o, out);
@@ -199,13 +180,13 @@ Test(autograd_errors, out_variant_with_requires_grad)
     tg_release(out);
     tg_release(o);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* as_strided's formula is not_implemented(...): the forward works, backward names it. */
 Test(autograd_errors, operator_without_a_derivative_fails_at_backward)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3, 4 }, 4);
     tg_tensor *y = tg_as_strided(x, TG_INTS(2), TG_INTS(2));
     cr_assert(y, "forward: %s", tg_last_error());
@@ -218,14 +199,14 @@ Test(autograd_errors, operator_without_a_derivative_fails_at_backward)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* sgd_step_ has no derivative entry (optimizer steps run under no_grad): recorded on a
  * non-leaf with grad mode on, its node fails at backward naming the operator. */
 Test(autograd_errors, operator_without_an_entry_names_itself)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2, 3 }, 3);
     tg_tensor *p = tg_clone(x);
     tg_tensor *g = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
@@ -234,23 +215,23 @@ Test(autograd_errors, operator_without_an_entry_names_itself)
     expect_values(p, (double[]){ 0.9, 1.9, 2.9 }, 3, "p after the step");
     tg_tensor *s = tg_sum(p);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error("the derivative for 'sgd_step_' is not implemented.");
+    kt_expect_last_error("the derivative for 'sgd_step_' is not implemented.");
     tg_release(s);
     tg_release(r);
     tg_release(g);
     tg_release(p);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, grad_of_an_input_not_in_the_graph)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2 }, 2), *z = leaf((double[]){ 3, 4 }, 2);
     tg_tensor *s = tg_sum(x);
     tg_tensor *gs[2] = { NULL, NULL };
     cr_expect_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(x, z), gs, .retain_graph = true), -1);
-    expect_error(
+    kt_expect_last_error(
         "grad: One of the differentiated Tensors appears to not have been used in the graph. "
         "Set allow_unused=True if this is the desired behavior.");
     cr_expect(gs[0] == NULL && gs[1] == NULL);
@@ -262,12 +243,12 @@ Test(autograd_errors, grad_of_an_input_not_in_the_graph)
     tg_release(s);
     tg_release(z);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_errors, no_grad_records_nothing)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2 }, 2);
     tg_tensor *y = NULL;
     TG_NO_GRAD {
@@ -277,12 +258,12 @@ Test(autograd_errors, no_grad_records_nothing)
     cr_expect_null(tg_tensor_grad_fn(y));
     tg_tensor *s = tg_sum(y);
     cr_expect_eq(tg_backward(s), -1);
-    expect_error(
+    kt_expect_last_error(
         "backward: element 0 of tensors does not require grad and does not have a grad_fn");
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* ------------------------------------------------------------------ higher order */
@@ -290,7 +271,7 @@ Test(autograd_errors, no_grad_records_nothing)
 /* d/dx x^3 = 3x^2, d2/dx2 = 6x, d3/dx3 = 6, each through create_graph. */
 Test(autograd_higher_order, third_power_through_mul_and_pow)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     const double xs[] = { 0.5, -1, 2 };
     tg_tensor *x = leaf(xs, 3);
     for (int form = 0; form < 2; form++) {
@@ -319,14 +300,14 @@ Test(autograd_higher_order, third_power_through_mul_and_pow)
         tg_release(x2);
     }
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* backward with create_graph accumulates a .grad that has history; differentiating it again
  * gives the second derivative. */
 Test(autograd_higher_order, backward_create_graph_then_grad_of_grad)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1, 2 }, 2);
     tg_tensor *y = tg_pow_scalar(x, 3), *s = tg_sum(y);
     cr_assert_eq(tg_backward(s, .create_graph = true), 0, "%s", tg_last_error());
@@ -344,7 +325,7 @@ Test(autograd_higher_order, backward_create_graph_then_grad_of_grad)
     tg_release(s);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 /* ------------------------------------------------------------------ deep graphs */
@@ -368,7 +349,7 @@ static tg_tensor *build_chain(tg_tensor *x)
 
 Test(autograd_deep, chain_of_100000_ops_backward_and_free)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 0.25 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
@@ -379,23 +360,23 @@ Test(autograd_deep, chain_of_100000_ops_backward_and_free)
     tg_release(g);
     tg_release(y); /* frees the remaining 100,000 nodes */
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_deep, chain_of_100000_ops_freed_without_backward)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 0.25 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
     tg_release(y); /* the whole graph dies here, without recursion */
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }
 
 Test(autograd_deep, chain_with_retain_graph_twice)
 {
-    live base = live_now();
+    kt_live base = kt_live_now();
     tg_tensor *x = leaf((double[]){ 1 }, 1);
     tg_tensor *y = build_chain(x);
     cr_assert(y, "%s", tg_last_error());
@@ -409,5 +390,5 @@ Test(autograd_deep, chain_with_retain_graph_twice)
     tg_release(g);
     tg_release(y);
     tg_release(x);
-    expect_no_leak(base);
+    kt_expect_no_leak(base, "the test");
 }

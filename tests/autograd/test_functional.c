@@ -11,7 +11,7 @@
  *
  * Metric: float64 throughout, |got - want| <= 1e-12 + 1e-9 |want| (the same arithmetic
  * in another order: matrix products by OpenBLAS, reductions by another tree). */
-#include "ops/kt_util.h"
+#include "kt_util.h"
 #include "../fixtures/functional_fixtures.h"
 #include "tg_functional.h"
 

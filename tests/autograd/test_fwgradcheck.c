@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kt_util.h"
 #include "gradcheck.h"
 #include "tg_cover.h"
 
@@ -59,7 +60,7 @@ static void run_case(int index)
     if (c->expect_error) cr_skip_test("%s [%s] tests a reverse-mode error", c->op, c->label);
     int warnings = 0;
     tg_set_warning_handler(gc_count_warning, &warnings);
-    int64_t tensors0 = tg_live_tensors(), storages0 = tg_live_storages();
+    kt_live base = kt_live_now();
     tg_tensor *in[GC_MAX_INPUTS] = { NULL };
     char msg[512];
     int n = gc_case_inputs(c, index, in, msg, sizeof msg);
@@ -77,20 +78,11 @@ static void run_case(int index)
     }
     tg_clear_error();
     for (int i = 0; i < n; i++) tg_release(in[i]);
-    cr_expect_eq(tg_live_tensors(), tensors0, "%s [%s]: leaked %lld tensors", c->op, c->label,
-                 (long long)(tg_live_tensors() - tensors0));
-    cr_expect_eq(tg_live_storages(), storages0, "%s [%s]: leaked %lld storages", c->op, c->label,
-                 (long long)(tg_live_storages() - storages0));
+    kt_expect_no_leak(base, c->label);
 }
 
 /* One process per case: the parameter is the case's index among the registered cases. */
-ParameterizedTestParameters(fwgradcheck, op)
-{
-    size_t n;
-    int *indices = gc_case_indices(&n);
-    cr_assert(indices, "raise GC_MAX_CASES");
-    return cr_make_param_array(int, indices, n);
-}
+ParameterizedTestParameters(fwgradcheck, op) { return kt_index_params(gc_num_cases()); }
 
 ParameterizedTest(int *index, fwgradcheck, op) { run_case(*index); }
 

@@ -1,5 +1,5 @@
-/* Runs every registered gradcheck case (gc_cases.c and any other GC_REGISTER table) in its own
- * process, with the second derivatives of the cases marked gradgrad, and fails the suite when an
+/* Runs every registered gradcheck case (the GC_REGISTER tables of gc_cases_<family>.c) in its
+ * own process, with the second derivatives of the cases marked gradgrad, and fails the suite when an
  * operator that has a derivative (generated/tg_grad_op_list.h, from specs/derivatives.yaml) has no case.
  *
  * Metric: PyTorch's gradcheck, |analytical - numerical| <= 1e-5 + 1e-3 |numerical| per
@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kt_util.h"
 #include "gradcheck.h"
 #include "tg_cover.h"
 #include "tg_grad_op_list.h"
@@ -23,7 +24,7 @@ static void run_case(int index)
     const gc_case *c = gc_case_at(index);
     int warnings = 0;
     tg_set_warning_handler(gc_count_warning, &warnings);
-    int64_t tensors0 = tg_live_tensors(), storages0 = tg_live_storages();
+    kt_live base = kt_live_now();
     tg_tensor *in[GC_MAX_INPUTS] = { NULL };
     char msg[512];
     int n = gc_case_inputs(c, index, in, msg, sizeof msg);
@@ -46,20 +47,11 @@ static void run_case(int index)
     }
     tg_clear_error();
     for (int i = 0; i < n; i++) tg_release(in[i]);
-    cr_expect_eq(tg_live_tensors(), tensors0, "%s [%s]: leaked %lld tensors", c->op, c->label,
-                 (long long)(tg_live_tensors() - tensors0));
-    cr_expect_eq(tg_live_storages(), storages0, "%s [%s]: leaked %lld storages", c->op, c->label,
-                 (long long)(tg_live_storages() - storages0));
+    kt_expect_no_leak(base, c->label);
 }
 
 /* One process per case: the parameter is the case's index among the registered cases. */
-ParameterizedTestParameters(gradcheck, op)
-{
-    size_t n;
-    int *indices = gc_case_indices(&n);
-    cr_assert(indices, "raise GC_MAX_CASES");
-    return cr_make_param_array(int, indices, n);
-}
+ParameterizedTestParameters(gradcheck, op) { return kt_index_params(gc_num_cases()); }
 
 ParameterizedTest(int *index, gradcheck, op) { run_case(*index); }
 

@@ -8,8 +8,6 @@
 
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 
-#define GC_FN(name) static int name(tg_tensor *const *x, tg_tensor **y)
-
 /* The pieces of a list result as the function's outputs (the array is freed, the references
  * move to y). -1 when the call failed. */
 static int pieces(tg_tensor_list l, tg_tensor **y)
@@ -26,27 +24,11 @@ static int pieces(tg_tensor_list l, tg_tensor **y)
 
 /* ------------------------------------------------------------------ Tensor[] inputs */
 
-GC_FN(f_cat_dim1)
-{
-    y[0] = tg_cat(TG_TENSORS(x[0], x[1]), .dim = 1);
-    return 1;
-}
-GC_FN(f_cat3_neg)
-{
-    y[0] = tg_cat(TG_TENSORS(x[0], x[1], x[2]), .dim = -2);
-    return 1;
-}
-GC_FN(f_cat_same)
-{
-    y[0] = tg_cat(TG_TENSORS(x[0], x[0], x[1]));
-    return 1;
-}
+GC_FN(f_cat_dim1) { return gc_y1(y, tg_cat(TG_TENSORS(x[0], x[1]), .dim = 1)); }
+GC_FN(f_cat3_neg) { return gc_y1(y, tg_cat(TG_TENSORS(x[0], x[1], x[2]), .dim = -2)); }
+GC_FN(f_cat_same) { return gc_y1(y, tg_cat(TG_TENSORS(x[0], x[0], x[1]))); }
 /* A legacy 1-D empty input is skipped by cat: its gradient is an empty tensor of its shape. */
-GC_FN(f_cat_legacy_empty)
-{
-    y[0] = tg_cat(TG_TENSORS(x[0], x[2], x[1]), .dim = 1);
-    return 1;
-}
+GC_FN(f_cat_legacy_empty) { return gc_y1(y, tg_cat(TG_TENSORS(x[0], x[2], x[1]), .dim = 1)); }
 /* float32 and float64 inputs: the result is float64, each gradient comes back in its input's
  * dtype (the engine casts), and to.dtype carries it to the float64 leaf. */
 GC_FN(f_cat_mixed)
@@ -56,16 +38,8 @@ GC_FN(f_cat_mixed)
     tg_release(f);
     return 1;
 }
-GC_FN(f_stack0)
-{
-    y[0] = tg_stack(TG_TENSORS(x[0], x[1]));
-    return 1;
-}
-GC_FN(f_stack_neg)
-{
-    y[0] = tg_stack(TG_TENSORS(x[0], x[1], x[0]), .dim = -1);
-    return 1;
-}
+GC_FN(f_stack0) { return gc_y1(y, tg_stack(TG_TENSORS(x[0], x[1]))); }
+GC_FN(f_stack_neg) { return gc_y1(y, tg_stack(TG_TENSORS(x[0], x[1], x[0]), .dim = -1)); }
 
 /* ------------------------------------------------------------------ Tensor[] outputs */
 
@@ -100,46 +74,32 @@ GC_FN(f_chunk) { return pieces(tg_chunk(x[0], 4), y); }
 GC_FN(f_chunk_dim1) { return pieces(tg_chunk(x[0], 2, .dim = 1), y); }
 
 static const gc_case list_cases[] = {
-    { "cat", "dim 1: (3,2) + (3,4)", f_cat_dim1, { REAL(3, 2), REAL(3, 4) }, .gradgrad = true },
-    { "cat",
-      "dim -2, three inputs, transposed and strided",
-      f_cat3_neg,
-      { REAL(2, 3), REAL_T(1, 3), REAL_S(4, 3) },
-      .gradgrad = true },
-    { "cat", "the same input twice (gradients add up)", f_cat_same, { REAL(2, 3), REAL(1, 3) } },
-    { "cat",
-      "dim 1 with a legacy 1-D empty input",
-      f_cat_legacy_empty,
-      { REAL(2, 3, 2), REAL(2, 1, 2), REAL(0) } },
-    { "cat",
-      "float32 + float64 (eps 1e-3: float32 rounding)",
-      f_cat_mixed,
-      { REAL(2, 3), REAL(1, 3) },
-      .eps = 1e-3 },
-    { "cat", "a constant input", f_cat_dim1, { REAL(3, 2), CONST(3, 1) } },
-    { "stack", "dim 0", f_stack0, { REAL(3, 2), REAL(3, 2) }, .gradgrad = true },
-    { "stack", "dim -1, an input twice, transposed", f_stack_neg, { REAL_T(2, 3), REAL(2, 3) } },
-    { "split.Tensor",
-      "(5,3) in 2s along dim 0: last piece shorter",
-      f_split0,
-      { REAL(5, 3) },
-      .gradgrad = true },
-    { "split.Tensor", "dim -1, transposed", f_split_neg, { REAL_T(2, 7) } },
-    { "split.Tensor", "a piece unused (zeros materialised)", f_split_partial, { REAL(3, 2) } },
-    { "split_with_sizes",
-      "[1, 0, 4] along dim 1",
-      f_split_sizes,
-      { REAL(2, 5) },
-      .gradgrad = true },
-    { "split_with_sizes", "[3, 1] along dim -2, strided", f_split_sizes_t, { REAL_S(4, 3) } },
-    { "unbind.int", "dim 1", f_unbind1, { REAL(3, 4) } },
-    { "unbind.int", "dim 0, transposed", f_unbind0, { REAL_T(3, 2) }, .gradgrad = true },
-    { "unbind.int",
-      "unbind, scale a row, stack back",
-      f_unbind_stack,
-      { REAL(3, 4), REAL(4) },
-      .gradgrad = true },
-    { "chunk", "(6,2) into 4 chunks: 3 pieces", f_chunk, { REAL(6, 2) }, .gradgrad = true },
-    { "chunk", "dim 1, strided", f_chunk_dim1, { REAL_S(2, 5) } },
+    GC_CASE("cat", "dim 1: (3,2) + (3,4)", f_cat_dim1, { REAL(3, 2), REAL(3, 4) },
+            .gradgrad = true),
+    GC_CASE("cat", "dim -2, three inputs, transposed and strided", f_cat3_neg,
+            { REAL(2, 3), REAL_T(1, 3), REAL_S(4, 3) }, .gradgrad = true),
+    GC_CASE("cat", "the same input twice (gradients add up)", f_cat_same,
+            { REAL(2, 3), REAL(1, 3) }),
+    GC_CASE("cat", "dim 1 with a legacy 1-D empty input", f_cat_legacy_empty,
+            { REAL(2, 3, 2), REAL(2, 1, 2), REAL(0) }),
+    GC_CASE("cat", "float32 + float64 (eps 1e-3: float32 rounding)", f_cat_mixed,
+            { REAL(2, 3), REAL(1, 3) }, .eps = 1e-3),
+    GC_CASE("cat", "a constant input", f_cat_dim1, { REAL(3, 2), CONST(3, 1) }),
+    GC_CASE("stack", "dim 0", f_stack0, { REAL(3, 2), REAL(3, 2) }, .gradgrad = true),
+    GC_CASE("stack", "dim -1, an input twice, transposed", f_stack_neg,
+            { REAL_T(2, 3), REAL(2, 3) }),
+    GC_CASE("split.Tensor", "(5,3) in 2s along dim 0: last piece shorter", f_split0, { REAL(5, 3) },
+            .gradgrad = true),
+    GC_CASE("split.Tensor", "dim -1, transposed", f_split_neg, { REAL_T(2, 7) }),
+    GC_CASE("split.Tensor", "a piece unused (zeros materialised)", f_split_partial, { REAL(3, 2) }),
+    GC_CASE("split_with_sizes", "[1, 0, 4] along dim 1", f_split_sizes, { REAL(2, 5) },
+            .gradgrad = true),
+    GC_CASE("split_with_sizes", "[3, 1] along dim -2, strided", f_split_sizes_t, { REAL_S(4, 3) }),
+    GC_CASE("unbind.int", "dim 1", f_unbind1, { REAL(3, 4) }),
+    GC_CASE("unbind.int", "dim 0, transposed", f_unbind0, { REAL_T(3, 2) }, .gradgrad = true),
+    GC_CASE("unbind.int", "unbind, scale a row, stack back", f_unbind_stack,
+            { REAL(3, 4), REAL(4) }, .gradgrad = true),
+    GC_CASE("chunk", "(6,2) into 4 chunks: 3 pieces", f_chunk, { REAL(6, 2) }, .gradgrad = true),
+    GC_CASE("chunk", "dim 1, strided", f_chunk_dim1, { REAL_S(2, 5) }),
 };
 GC_REGISTER(list_cases);

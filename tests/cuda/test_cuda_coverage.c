@@ -1,16 +1,16 @@
 /* Fails when an operator with a CUDA kernel of its own (a `CUDA:` entry in the spec, listed by
- * tgen as TG_CUDA_OP_LIST in generated/tg_op_list.h) has no CUDA-vs-CPU comparison case: test
- * files name the operators their cases exercise with TG_CUDA_COVERS("add.out", ...) (see
- * tests/tg_cover.h). The check needs no GPU, so it runs in every build with CUDA (CI's);
+ * tgen as TG_CUDA_OP_LIST in generated/tg_op_list.h) has no CUDA-vs-CPU comparison case: a case
+ * of the value table (kt_case.h, tests/values/) that runs on CUDA names its operator, and the
+ * plain tests of tests/cuda/ name theirs with TG_CUDA_COVERS("uniform_", ...) (tg_cover.h). The check needs no GPU, so it runs in every build with CUDA (CI's);
  * without TG_WITH_CUDA it skips like every CUDA test. */
 #include <criterion/criterion.h>
 
-#include "cuda_cmp.h"
+#include "kt_case.h"
 #include "tg_op_list.h"
 
 #ifndef TG_WITH_CUDA
 
-Test(cuda_coverage, built_without_cuda) { CC_SKIP_NO_CUDA_BUILD(); }
+Test(cuda_coverage, built_without_cuda) { KT_SKIP_NO_CUDA_BUILD(); }
 
 #else
 
@@ -23,7 +23,8 @@ TG_CUDA_COVERS((const char *)0);
 
 static bool covered(const char *name)
 {
-    return cover_section_has(__start_tg_cuda_cover, __stop_tg_cuda_cover, name);
+    return cover_section_has(__start_tg_cuda_cover, __stop_tg_cuda_cover, name) ||
+           kt_cases_cover(name, true);
 }
 
 Test(cuda_coverage, every_cuda_kernel_has_a_comparison_case)

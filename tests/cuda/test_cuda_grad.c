@@ -10,10 +10,10 @@
  * and compares every leaf's .grad. Bounds: float64 1e-10 relative and absolute (different
  * summation orders only), float32 1e-4 (matmul and reductions in float32 on cuBLAS's side,
  * gradients of O(1) through a few ops). */
-#include "cuda_cmp.h"
+#include "kt_cuda.h"
 
 #ifndef TG_WITH_CUDA
-Test(cuda_grad, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
+Test(cuda_grad, skipped) { KT_SKIP_NO_CUDA_BUILD(); }
 #else
 
 enum { G_MM, G_SUM, G_SOFTMAX, G_LOG_SOFTMAX, G_CROSS_ENTROPY, G_LINEAR, G_MSE, G_CAT, G_COUNT };
@@ -53,14 +53,14 @@ static void grad_case(int c, tg_dtype dt)
     int64_t sa[2] = { 8, 12 }, sb[2], sbias[1] = { 5 }, st[1] = { 8 };
     b_shape(c, sb);
     leaves cpu, gpu;
-    cpu.a = cc_rand(sa, 2, dt, 1 + c, -2, 2);
-    cpu.b = cc_rand(sb, 2, dt, 2 + c, -2, 2);
-    cpu.bias = cc_rand(sbias, 1, dt, 3 + c, -1, 1);
-    cpu.target = cc_rand(st, 1, TG_INT64, 4 + c, 0, 12);
-    gpu.a = cc_cuda(cpu.a);
-    gpu.b = cc_cuda(cpu.b);
-    gpu.bias = cc_cuda(cpu.bias);
-    gpu.target = cc_cuda(cpu.target);
+    cpu.a = kt_rand(sa, 2, dt, 1 + c, -2, 2);
+    cpu.b = kt_rand(sb, 2, dt, 2 + c, -2, 2);
+    cpu.bias = kt_rand(sbias, 1, dt, 3 + c, -1, 1);
+    cpu.target = kt_rand(st, 1, TG_INT64, 4 + c, 0, 12);
+    gpu.a = kt_cuda(cpu.a);
+    gpu.b = kt_cuda(cpu.b);
+    gpu.bias = kt_cuda(cpu.bias);
+    gpu.target = kt_cuda(cpu.target);
     tg_tensor *const grads_of[3][2] = { { cpu.a, gpu.a },
                                         { cpu.b, gpu.b },
                                         { cpu.bias, gpu.bias } };
@@ -72,8 +72,8 @@ static void grad_case(int c, tg_dtype dt)
     cr_assert(yc && yg, "%s forward: %s", case_names[c], tg_last_error());
     tg_tensor *lc = yc, *lg = yg;
     if (tg_tensor_dim(yc) > 0) {
-        tg_tensor *w = cc_rand(tg_tensor_sizes(yc), tg_tensor_dim(yc), dt, 99, -1, 1),
-                  *gw = cc_cuda(w);
+        tg_tensor *w = kt_rand(tg_tensor_sizes(yc), tg_tensor_dim(yc), dt, 99, -1, 1),
+                  *gw = kt_cuda(w);
         lc = tg_sum(tg_mul(yc, w));
         lg = tg_sum(tg_mul(yg, gw));
     }
@@ -87,13 +87,13 @@ static void grad_case(int c, tg_dtype dt)
         if (!gc) continue;
         char what[64];
         snprintf(what, sizeof what, "%s %s grad of leaf %d", case_names[c], tg_dtype_name(dt), k);
-        cc_assert_close(gg, gc, tol, tol, what); /* the scope owns both grads */
+        kt_assert_cuda_close(gg, gc, tol, tol, what); /* the scope owns both grads */
     }
 }
 
 Test(cuda_grad, cuda_vs_cpu)
 {
-    CC_REQUIRE_DEVICE("cuda_grad::cuda_vs_cpu");
+    KT_REQUIRE_DEVICE("cuda_grad::cuda_vs_cpu");
     kt_live base = kt_live_now();
     for (int t = 0; t < 2; t++)
         for (int c = 0; c < G_COUNT; c++) {
@@ -111,7 +111,7 @@ Test(cuda_grad, cuda_vs_cpu)
  * gradient into a full step of lr (float32 kernels are compared op by op elsewhere). */
 Test(cuda_grad, mlp_training_steps)
 {
-    CC_REQUIRE_DEVICE("cuda_grad::mlp_training_steps");
+    KT_REQUIRE_DEVICE("cuda_grad::mlp_training_steps");
     kt_live base = kt_live_now();
     enum { L = 3, P = 2 * L };
     static const int64_t width[L + 1] = { 12, 32, 32, 5 };
@@ -120,19 +120,19 @@ Test(cuda_grad, mlp_training_steps)
     for (int k = 0; k < P; k++) {
         int l = k / 2;
         int64_t shape[2] = { width[l + 1], width[l] };
-        tg_tensor *c = cc_rand(shape, k % 2 ? 1 : 2, TG_FLOAT64, 100 + (uint64_t)k, -0.3, 0.3);
+        tg_tensor *c = kt_rand(shape, k % 2 ? 1 : 2, TG_FLOAT64, 100 + (uint64_t)k, -0.3, 0.3);
         p[0][k] = c;
-        p[1][k] = cc_cuda(c);
+        p[1][k] = kt_cuda(c);
         for (int d = 0; d < 2; d++) {
             tg_tensor_set_requires_grad(p[d][k], true);
             for (int j = 0; j < 3; j++) state[d][k][j] = tg_zeros_like(p[d][k]);
         }
     }
     tg_tensor *x[2], *y[2];
-    x[0] = cc_rand((int64_t[]){ 16, 12 }, 2, TG_FLOAT64, 7, -1, 1);
-    y[0] = cc_rand((int64_t[]){ 16 }, 1, TG_INT64, 8, 0, 5);
-    x[1] = cc_cuda(x[0]);
-    y[1] = cc_cuda(y[0]);
+    x[0] = kt_rand((int64_t[]){ 16, 12 }, 2, TG_FLOAT64, 7, -1, 1);
+    y[0] = kt_rand((int64_t[]){ 16 }, 1, TG_INT64, 8, 0, 5);
+    x[1] = kt_cuda(x[0]);
+    y[1] = kt_cuda(y[0]);
     for (int step = 1; step <= 3; step++)
         for (int d = 0; d < 2; d++) {
             tg_tensor *h = x[d];
@@ -156,9 +156,9 @@ Test(cuda_grad, mlp_training_steps)
     for (int k = 0; k < P; k++) {
         char what[64];
         snprintf(what, sizeof what, "%s %d after three steps", k % 2 ? "bias" : "weight", k / 2);
-        cc_assert_close(p[1][k], p[0][k], 1e-10, 1e-10, what);
-        cc_assert_close(state[1][k][0], state[0][k][0], 1e-10, 1e-10, "Adam's first moment");
-        cc_assert_close(state[1][k][1], state[0][k][1], 1e-10, 1e-10, "Adam's second moment");
+        kt_assert_cuda_close(p[1][k], p[0][k], 1e-10, 1e-10, what);
+        kt_assert_cuda_close(state[1][k][0], state[0][k][0], 1e-10, 1e-10, "Adam's first moment");
+        kt_assert_cuda_close(state[1][k][1], state[0][k][1], 1e-10, 1e-10, "Adam's second moment");
     }
     tg_scope_end();
     kt_assert_no_leak(base);

@@ -1,4 +1,4 @@
-/* Every gradcheck case (tests/autograd/gc_cases.c and the other GC_REGISTER tables: at least
+/* Every gradcheck case (the GC_REGISTER tables of tests/autograd/gc_cases_<family>.c: at least
  * one per differentiable operator, on broadcast, transposed and strided float64 inputs) run on
  * CUDA and on the CPU from the same inputs in the same layouts: every output and the gradient
  * of every input that requires grad must agree. The gradients come from the same formulas
@@ -10,13 +10,13 @@
  * only from summation order: |cuda - cpu| <= 1e-9 (1 + |cpu|). Cases that draw random numbers
  * (the generators differ between devices) run on CUDA and are checked for shapes and dtypes
  * only; cases that expect an error belong to the harness's own tests and are skipped. */
-#include "cuda_cmp.h"
+#include "kt_cuda.h"
 #include "../autograd/gradcheck.h"
 
 #include <criterion/parameterized.h>
 
 #ifndef TG_WITH_CUDA
-Test(cuda_grad_table, skipped) { CC_SKIP_NO_CUDA_BUILD(); }
+Test(cuda_grad_table, skipped) { KT_SKIP_NO_CUDA_BUILD(); }
 #else
 
 static bool draws_random_numbers(const gc_case *c)
@@ -85,7 +85,7 @@ static void release_side(side *s)
 static void compare(const tg_tensor *g, const tg_tensor *c, bool values, const char *what)
 {
     if (values) {
-        cc_assert_close(g, c, 1e-9, 1e-9, what);
+        kt_assert_cuda_close(g, c, 1e-9, 1e-9, what);
         return;
     }
     cr_assert_eq(tg_tensor_device(g).type, TG_CUDA, "%s: not on the CUDA device", what);
@@ -103,7 +103,7 @@ static void ignore_warning(const char *msg, void *user)
 static void run_case(int index)
 {
     const gc_case *c = gc_case_at(index);
-    CC_REQUIRE_DEVICE("cuda_grad_table::case");
+    KT_REQUIRE_DEVICE("cuda_grad_table::case");
     if (c->expect_error)
         cr_skip_test("cases that expect a gradcheck failure test the harness, not a device");
     tg_set_warning_handler(ignore_warning, NULL);
@@ -134,13 +134,7 @@ static void run_case(int index)
     kt_assert_no_leak(base);
 }
 
-ParameterizedTestParameters(cuda_grad_table, case)
-{
-    size_t n;
-    int *indices = gc_case_indices(&n);
-    cr_assert(indices, "raise GC_MAX_CASES");
-    return cr_make_param_array(int, indices, n);
-}
+ParameterizedTestParameters(cuda_grad_table, case) { return kt_index_params(gc_num_cases()); }
 
 ParameterizedTest(int *index, cuda_grad_table, case) { run_case(*index); }
 

@@ -3,18 +3,18 @@
  * and stream. Skipped without a CUDA build or device; run on the emulator by `make test`. */
 #include <unistd.h>
 
-#include "cuda_cmp.h"
+#include "kt_cuda.h"
 #include "tensorgen.h"
 #include "../profiler/trace_json.h"
 
 Test(cuda_profiler, cuda_ops_are_timed_on_their_stream)
 {
 #ifndef TG_WITH_CUDA
-    CC_SKIP_NO_CUDA_BUILD();
+    KT_SKIP_NO_CUDA_BUILD();
 #else
-    CC_REQUIRE_DEVICE("cuda_profiler");
+    KT_REQUIRE_DEVICE("cuda_profiler");
     tg_scope_begin(); /* owns the inputs, their copies and the products */
-    tg_tensor *a = cc_cuda(cc_rand((int64_t[]){ 64, 64 }, 2, TG_FLOAT32, 1, -1, 1));
+    tg_tensor *a = kt_cuda(kt_rand((int64_t[]){ 64, 64 }, 2, TG_FLOAT32, 1, -1, 1));
     cr_assert_eq(tg_profiler_start(.record_shapes = true, .profile_memory = true), 0);
     for (int i = 0; i < 3; i++) tg_mm(a, a);
     cr_assert_eq(tg_profiler_stop(), 0);

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda_cmp.h"
+#include "kt_cuda.h"
 #include "tensorgen.h"
 #include "core/core.h"
 
@@ -101,7 +101,7 @@ Test(cuda_runtime, built_without_cuda)
               tg_last_error());
     tg_clear_error();
     tg_release(a);
-    CC_SKIP_NO_CUDA_BUILD();
+    KT_SKIP_NO_CUDA_BUILD();
 }
 
 #else
@@ -169,7 +169,7 @@ Test(cuda_runtime, error_mapping)
 
 Test(cuda_runtime, round_trip_every_dtype)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::round_trip_every_dtype");
+    KT_REQUIRE_DEVICE("cuda_runtime::round_trip_every_dtype");
     double v[5] = { 0, 1, 2, 3, 100 };
     for (int d = 0; d < TG_NUM_DTYPES; d++) {
         tg_tensor *f = tg_tensor_from_data(v, (int64_t[]){ 5 }, 1, TG_FLOAT64);
@@ -197,7 +197,7 @@ Test(cuda_runtime, round_trip_every_dtype)
 
 Test(cuda_runtime, non_contiguous_and_converting_copies)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::non_contiguous_and_converting_copies");
+    KT_REQUIRE_DEVICE("cuda_runtime::non_contiguous_and_converting_copies");
     float v[6] = { 1, 2, 3, 4, 5, 6 };
     tg_tensor *m = tg_tensor_from_data(v, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
     tg_tensor *mt = tg_t(m); /* (3, 2), transposed strides */
@@ -228,7 +228,7 @@ Test(cuda_runtime, non_contiguous_and_converting_copies)
 
 Test(cuda_runtime, item_and_print)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::item_and_print");
+    KT_REQUIRE_DEVICE("cuda_runtime::item_and_print");
     tg_tensor *a = vec_f32((float[]){ 2.5f }, 1);
     tg_tensor *g = tg_to_device(a, TG_DEVICE_CUDA(0));
     cr_assert(g, "%s", tg_last_error());
@@ -244,7 +244,7 @@ Test(cuda_runtime, item_and_print)
 
 Test(cuda_runtime, caching_allocator_reuses_and_counts)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::caching_allocator_reuses_and_counts");
+    KT_REQUIRE_DEVICE("cuda_runtime::caching_allocator_reuses_and_counts");
     tg_cuda_empty_cache();
     int64_t base = tg_cuda_memory_allocated(0);
     tg_tensor *a = tg_empty(TG_INTS(1000), .device = TG_DEVICE_CUDA(0)); /* 4000 -> 4096 */
@@ -270,7 +270,7 @@ Test(cuda_runtime, caching_allocator_reuses_and_counts)
 
 Test(cuda_runtime, out_of_memory_and_bad_ordinal)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::out_of_memory_and_bad_ordinal");
+    KT_REQUIRE_DEVICE("cuda_runtime::out_of_memory_and_bad_ordinal");
     int64_t huge = (int64_t)1 << 50; /* 4 PiB of float32 */
     tg_tensor *t = tg_empty(TG_INTS(huge), .device = TG_DEVICE_CUDA(0));
     cr_expect_null(t);
@@ -292,7 +292,7 @@ Test(cuda_runtime, out_of_memory_and_bad_ordinal)
 
 Test(cuda_runtime, operands_on_two_devices)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::operands_on_two_devices");
+    KT_REQUIRE_DEVICE("cuda_runtime::operands_on_two_devices");
     tg_tensor *c = vec_f32((float[]){ 1, 2 }, 2);
     tg_tensor *g = tg_to_device(c, TG_DEVICE_CUDA(0));
     cr_assert(g, "%s", tg_last_error());
@@ -317,7 +317,7 @@ Test(cuda_runtime, operands_on_two_devices)
 
 Test(cuda_runtime, gradient_returns_to_the_input_device)
 {
-    CC_REQUIRE_DEVICE("cuda_runtime::gradient_returns_to_the_input_device");
+    KT_REQUIRE_DEVICE("cuda_runtime::gradient_returns_to_the_input_device");
     tg_tensor *x = vec_f32((float[]){ 1, 2, 3 }, 3);
     tg_tensor_set_requires_grad(x, true);
     tg_tensor *g = tg_to_device(x, TG_DEVICE_CUDA(0));

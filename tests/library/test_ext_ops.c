@@ -201,9 +201,10 @@ static int f_scaled_square(tg_tensor *const *x, tg_tensor **y)
 }
 
 static const gc_case testops_cases[] = {
-    { "testops::scale", "factor -1.5", f_scale, { REAL(3, 4) }, .gradgrad = true },
-    { "testops::scale", "transposed input", f_scale, { REAL_T(4, 3) } },
-    { "testops::split_sign", "threshold 0.25, two outputs", f_split_sign, { AWAY0(5, 2) } },
-    { "testops::scaled_square", "composite", f_scaled_square, { REAL(2, 3) }, .gradgrad = true },
+    GC_CASE("testops::scale", "factor -1.5", f_scale, { REAL(3, 4) }, .gradgrad = true),
+    GC_CASE("testops::scale", "transposed input", f_scale, { REAL_T(4, 3) }),
+    GC_CASE("testops::split_sign", "threshold 0.25, two outputs", f_split_sign, { AWAY0(5, 2) }),
+    GC_CASE("testops::scaled_square", "composite", f_scaled_square, { REAL(2, 3) },
+            .gradgrad = true),
 };
 GC_REGISTER(testops_cases);

@@ -1,29 +1,22 @@
 /* The activation operators (leaky_relu, hardtanh, relu6, hardswish, hardsigmoid, elu, their
  * backward operators, elu_double_backward, feature_dropout) against PyTorch 1.13
- * (tests/fixtures/activation_fixtures.h, from tests/fixtures/gen_activation.py).
+ * (tests/fixtures/activation_fixtures.h, from tests/fixtures/gen_activation.py), beside their
+ * value cases (tests/values/values_activation.c: PyTorch's values at 64 inputs in every dtype
+ * and form, the fast paths, the other backends).
  *
- * Values: 64 inputs (every operator's special points, NaN, infinities, then random values in
- * [-7, 7]) with PyTorch's scalar definition of each operator, in float64 and float32, through
- * the contiguous fast path, a strided view and the reference loop (tg__pw_force_reference);
- * float16 and bfloat16 must equal the float32 computation rounded once. Gradients: first order
- * of every forward operator (and of the in-place ones on a non-leaf), second order of the
- * backward operators, against torch.autograd. feature_dropout draws its own numbers, so it is
- * checked for its structure (whole channels, scaled by 1 / (1 - p)), its statistics and
- * PyTorch's early returns and errors.
- *
- * Metric: float64 |got - want| <= 1e-14 |want| (the same operations; exp is glibc's on both
- * sides); float32 |got - want| <= 4e-7 + 1e-6 |want| (elu's float32 exp is tg__pw_exp_f32,
- * within 1 ulp of glibc's expf that PyTorch's scalar path calls, and exp(x) - 1 near 0 turns
- * that ulp into an absolute error); gradients 1e-12 + 1e-10 |want|. Errors are compared with
- * PyTorch's text. */
+ * Here: the breakpoints where PyTorch's vector loops differ from its scalar definitions,
+ * PyTorch's errors, hardtanh's integer rules, gradients (first order of every forward operator
+ * and of the in-place ones on a non-leaf, second order of the backward operators, against
+ * torch.autograd: 1e-12 + 1e-10 |want|), and feature_dropout, which draws its own numbers: its
+ * structure (whole channels, scaled by 1 / (1 - p)), its statistics and PyTorch's early
+ * returns and errors. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "kt_util.h"
-#include "pointwise_loops.h"
+#include "kt_case.h"
 #include "../fixtures/activation_fixtures.h"
 #include "tg_cover.h"
 
@@ -33,54 +26,26 @@ TG_COVERS("leaky_relu", "leaky_relu_", "leaky_relu.out", "leaky_relu_backward", 
           "hardsigmoid.out", "hardsigmoid_backward", "elu", "elu_", "elu.out", "elu_backward",
           "elu_double_backward", "feature_dropout", "feature_dropout_");
 
-/* ------------------------------------------------------------------ the operators */
+/* r has dtype dt and, within the fixture's float64 bound, the values want; released. */
+static void check_values(tg_tensor *r, tg_dtype dt, const double *want, int64_t n, const char *what)
+{
+    cr_assert(r, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_tensor_dtype(r), dt, "%s: dtype %s", what, tg_dtype_name(tg_tensor_dtype(r)));
+    double rtol, atol;
+    kt_tol_of(&kt_tol_fx_activation, dt, &rtol, &atol);
+    kt_assert_close(r, want, n, rtol, atol, what);
+    tg_release(r);
+}
 
-typedef tg_tensor *(*un_fn)(tg_tensor *x);
+/* The backward operators whose second derivatives are checked below. */
 typedef tg_tensor *(*bin_fn)(tg_tensor *g, tg_tensor *x);
-
-static tg_tensor *f_leaky_relu(tg_tensor *x) { return tg_leaky_relu(x); }
-static tg_tensor *f_leaky_relu_02(tg_tensor *x) { return tg_leaky_relu(x, .negative_slope = 0.2); }
-static tg_tensor *f_leaky_relu_neg(tg_tensor *x)
-{
-    return tg_leaky_relu(x, .negative_slope = -0.3);
-}
-static tg_tensor *f_hardtanh(tg_tensor *x) { return tg_hardtanh(x); }
-static tg_tensor *f_hardtanh_m05_2(tg_tensor *x)
-{
-    return tg_hardtanh(x, .min_val = -0.5, .max_val = 2.0);
-}
-static tg_tensor *f_relu6(tg_tensor *x) { return tg_relu6(x); }
-static tg_tensor *f_hardswish(tg_tensor *x) { return tg_hardswish(x); }
-static tg_tensor *f_hardsigmoid(tg_tensor *x) { return tg_hardsigmoid(x); }
-static tg_tensor *f_elu(tg_tensor *x) { return tg_elu(x); }
-static tg_tensor *f_elu_a2(tg_tensor *x)
-{
-    return tg_elu(x, .alpha = 2.0, .scale = 1.5, .input_scale = 0.5);
-}
-
 static tg_tensor *f_leaky_relu_backward(tg_tensor *g, tg_tensor *x)
 {
     return tg_leaky_relu_backward(g, x, 0.2, false);
 }
-static tg_tensor *f_leaky_relu_backward_res(tg_tensor *g, tg_tensor *x)
-{
-    return tg_leaky_relu_backward(g, x, 0.2, true);
-}
-static tg_tensor *f_hardtanh_backward(tg_tensor *g, tg_tensor *x)
-{
-    return tg_hardtanh_backward(g, x, -1.0, 1.0);
-}
-static tg_tensor *f_hardtanh_backward_m05_2(tg_tensor *g, tg_tensor *x)
-{
-    return tg_hardtanh_backward(g, x, -0.5, 2.0);
-}
 static tg_tensor *f_hardswish_backward(tg_tensor *g, tg_tensor *x)
 {
     return tg_hardswish_backward(g, x);
-}
-static tg_tensor *f_hardsigmoid_backward(tg_tensor *g, tg_tensor *x)
-{
-    return tg_hardsigmoid_backward(g, x);
 }
 static tg_tensor *f_elu_backward(tg_tensor *g, tg_tensor *x)
 {
@@ -89,124 +54,6 @@ static tg_tensor *f_elu_backward(tg_tensor *g, tg_tensor *x)
 static tg_tensor *f_elu_backward_res(tg_tensor *g, tg_tensor *x)
 {
     return tg_elu_backward(g, 2.0, 1.5, 0.5, true, x);
-}
-
-typedef struct un_case {
-    const char *name;
-    un_fn fn;
-    const double *f64, *f32;
-} un_case;
-
-typedef struct bin_case {
-    const char *name;
-    bin_fn fn;
-    const double *f64, *f32;
-} bin_case;
-
-#define UN(n)                                 \
-    {                                         \
-#n, f_##n, fa_##n##_f64, fa_##n##_f32 \
-    }
-static const un_case un_cases[] = {
-    UN(leaky_relu), UN(leaky_relu_02), UN(leaky_relu_neg), UN(hardtanh), UN(hardtanh_m05_2),
-    UN(relu6),      UN(hardswish),     UN(hardsigmoid),    UN(elu),      UN(elu_a2),
-};
-static const bin_case bin_cases[] = {
-    UN(leaky_relu_backward), UN(leaky_relu_backward_res),
-    UN(hardtanh_backward),   UN(hardtanh_backward_m05_2),
-    UN(hardswish_backward),  UN(hardsigmoid_backward),
-    UN(elu_backward),        UN(elu_backward_res),
-};
-#undef UN
-#define NUN (sizeof un_cases / sizeof un_cases[0])
-#define NBIN (sizeof bin_cases / sizeof bin_cases[0])
-
-/* ------------------------------------------------------------------ helpers */
-
-static double rtol_of(tg_dtype t) { return t == TG_FLOAT64 ? 1e-14 : 1e-6; }
-static double atol_of(tg_dtype t) { return t == TG_FLOAT64 ? 0 : 4e-7; }
-
-/* The fixture's n values as `dtype`, contiguous, or (strided) every other element of a tensor
- * twice as long. */
-static tg_tensor *input(const double *v, int64_t n, tg_dtype dtype, bool strided)
-{
-    if (!strided) return kt_tensor(v, (int64_t[]){ n }, 1, dtype);
-    double *w = calloc((size_t)(2 * n), sizeof(double));
-    for (int64_t i = 0; i < n; i++) w[2 * i] = v[i];
-    tg_tensor *base = kt_tensor(w, (int64_t[]){ 2 * n }, 1, dtype);
-    free(w);
-    tg_tensor *r = tg_slice(base, .step = 2);
-    tg_release(base);
-    cr_assert(r && !tg_tensor_is_contiguous(r), "strided input");
-    return r;
-}
-
-/* r (released) equals want within the dtype's bound, with dtype `dt`. */
-static void check_values(tg_tensor *r, tg_dtype dt, const double *want, int64_t n, const char *what)
-{
-    cr_assert(r, "%s: %s", what, tg_last_error());
-    cr_assert_eq(tg_tensor_dtype(r), dt, "%s: dtype %s", what, tg_dtype_name(tg_tensor_dtype(r)));
-    kt_assert_close(r, want, n, rtol_of(dt), atol_of(dt), what);
-    tg_release(r);
-}
-
-/* Every element of a and b (same dtype and shape) equal bit for bit, NaN to NaN; releases
- * both. */
-static void check_same(tg_tensor *a, tg_tensor *b, const char *what)
-{
-    cr_assert(a && b, "%s: %s", what, tg_last_error());
-    cr_assert_eq(tg_tensor_dtype(a), tg_tensor_dtype(b), "%s: dtypes differ", what);
-    kt_assert_shape(a, tg_tensor_sizes(b), tg_tensor_dim(b));
-    int64_t n = tg_tensor_numel(b);
-    double *x = kt_values(a), *y = kt_values(b);
-    for (int64_t i = 0; i < n; i++)
-        cr_assert((isnan(x[i]) && isnan(y[i])) || (x[i] == y[i] && signbit(x[i]) == signbit(y[i])),
-                  "%s[%lld]: %.17g vs %.17g", what, (long long)i, x[i], y[i]);
-    free(x);
-    free(y);
-    tg_release(a);
-    tg_release(b);
-}
-
-static void expect_error(tg_tensor *r, const char *text, const char *what)
-{
-    cr_assert_null(r, "%s: accepted", what);
-    const char *e = tg_last_error();
-    cr_assert(e && strstr(e, text), "%s: error \"%s\", expected \"%s\"", what, e ? e : "", text);
-    tg_clear_error();
-}
-
-/* ------------------------------------------------------------------ values */
-
-Test(activation, values_match_torch_float64_float32)
-{
-    kt_live live = kt_live_now();
-    static const tg_dtype dts[] = { TG_FLOAT64, TG_FLOAT32 };
-    for (int d = 0; d < 2; d++)
-        for (int layout = 0; layout < 3; layout++) { /* contiguous, strided, reference loop */
-            tg_dtype dt = dts[d];
-            tg__pw_force_reference = layout == 2;
-            tg_tensor *x = input(fa_x, FA_N, dt, layout == 1);
-            tg_tensor *g = input(fa_g, FA_N, dt, layout == 1);
-            for (size_t i = 0; i < NUN; i++) {
-                char what[96];
-                snprintf(what, sizeof what, "%s %s layout %d", un_cases[i].name, tg_dtype_name(dt),
-                         layout);
-                check_values(un_cases[i].fn(x), dt,
-                             dt == TG_FLOAT64 ? un_cases[i].f64 : un_cases[i].f32, FA_N, what);
-            }
-            for (size_t i = 0; i < NBIN; i++) {
-                char what[96];
-                snprintf(what, sizeof what, "%s %s layout %d", bin_cases[i].name, tg_dtype_name(dt),
-                         layout);
-                check_values(bin_cases[i].fn(g, x), dt,
-                             dt == TG_FLOAT64 ? bin_cases[i].f64 : bin_cases[i].f32, FA_N, what);
-            }
-            tg__pw_force_reference = 0;
-            tg_release(x);
-            tg_release(g);
-        }
-    kt_assert_no_leak(live);
 }
 
 /* PyTorch's scalar definitions at the points where its AVX2 loops differ (the fixture holds
@@ -231,165 +78,6 @@ Test(activation, breakpoints_follow_the_scalar_definition)
     kt_assert_no_leak(live);
 }
 
-/* float16 and bfloat16 compute in float and round once: op(x) == to(op(to(x, float32)), dt). */
-Test(activation, half_and_bfloat16_compute_in_float)
-{
-    kt_live live = kt_live_now();
-    static const tg_dtype dts[] = { TG_FLOAT16, TG_BFLOAT16 };
-    for (int d = 0; d < 2; d++) {
-        tg_dtype dt = dts[d];
-        tg_tensor *x = input(fa_x, FA_N, dt, false), *g = input(fa_g, FA_N, dt, false);
-        tg_tensor *x32 = tg_to(x, TG_FLOAT32), *g32 = tg_to(g, TG_FLOAT32);
-        for (size_t i = 0; i < NUN; i++) {
-            tg_tensor *r32 = un_cases[i].fn(x32);
-            check_same(un_cases[i].fn(x), tg_to(r32, dt), un_cases[i].name);
-            tg_release(r32);
-        }
-        for (size_t i = 0; i < NBIN; i++) {
-            tg_tensor *r32 = bin_cases[i].fn(g32, x32);
-            check_same(bin_cases[i].fn(g, x), tg_to(r32, dt), bin_cases[i].name);
-            tg_release(r32);
-        }
-        tg_release(x);
-        tg_release(g);
-        tg_release(x32);
-        tg_release(g32);
-    }
-    kt_assert_no_leak(live);
-}
-
-/* The fast (contiguous, vectorised) loops against the reference loop, bit for bit, on a
- * length that is not a multiple of any vector width and above the parallel grain size. */
-Test(activation, fast_paths_equal_reference_loop)
-{
-    kt_live live = kt_live_now();
-    const int64_t n = 40003;
-    double *v = malloc(sizeof(double) * (size_t)n), *w = malloc(sizeof(double) * (size_t)n);
-    kt_fill_random(v, n, 5, -8, 8);
-    kt_fill_random(w, n, 6, -2, 2);
-    static const tg_dtype dts[] = { TG_FLOAT64, TG_FLOAT32 };
-    for (int d = 0; d < 2; d++) {
-        tg_tensor *x = kt_tensor(v, &n, 1, dts[d]), *g = kt_tensor(w, &n, 1, dts[d]);
-        for (size_t i = 0; i < NUN; i++) {
-            tg_tensor *fast = un_cases[i].fn(x);
-            tg__pw_force_reference = 1;
-            tg_tensor *ref = un_cases[i].fn(x);
-            tg__pw_force_reference = 0;
-            check_same(fast, ref, un_cases[i].name);
-        }
-        for (size_t i = 0; i < NBIN; i++) {
-            tg_tensor *fast = bin_cases[i].fn(g, x);
-            tg__pw_force_reference = 1;
-            tg_tensor *ref = bin_cases[i].fn(g, x);
-            tg__pw_force_reference = 0;
-            check_same(fast, ref, bin_cases[i].name);
-        }
-        tg_release(x);
-        tg_release(g);
-    }
-    free(v);
-    free(w);
-    kt_assert_no_leak(live);
-}
-
-/* The backward operators broadcast grad_output and self and promote them to one dtype. */
-Test(activation, backward_broadcasts_and_promotes)
-{
-    kt_live live = kt_live_now();
-    tg_tensor *g = kt_tensor(fa_g, (int64_t[]){ 3, 1 }, 2, TG_FLOAT64);
-    tg_tensor *x = kt_tensor(fa_x + 16, (int64_t[]){ 1, 4 }, 2, TG_FLOAT32);
-    tg_tensor *ge = tg_expand(g, TG_INTS(3, 4)), *xe = tg_expand(x, TG_INTS(3, 4));
-    tg_tensor *gc = tg_contiguous(ge), *xe64 = tg_to(xe, TG_FLOAT64);
-    tg_tensor *xc = tg_contiguous(xe64);
-    tg_release(ge);
-    tg_release(xe);
-    tg_release(xe64);
-    for (size_t i = 0; i < NBIN; i++) {
-        tg_tensor *r = bin_cases[i].fn(g, x);
-        cr_assert(r, "%s: %s", bin_cases[i].name, tg_last_error());
-        kt_assert_shape(r, (int64_t[]){ 3, 4 }, 2);
-        check_same(r, bin_cases[i].fn(gc, xc), bin_cases[i].name);
-    }
-    /* shapes that do not broadcast */
-    tg_tensor *bad = tg_ones(TG_INTS(2, 5));
-    expect_error(tg_hardswish_backward(g, bad), "must match the size of tensor b",
-                 "hardswish_backward shapes");
-    tg_release(bad);
-    tg_release(g);
-    tg_release(x);
-    tg_release(gc);
-    tg_release(xc);
-    kt_assert_no_leak(live);
-}
-
-/* ------------------------------------------------------------------ in place and out= */
-
-typedef struct variant_case {
-    const char *name;
-    un_fn fn;
-    tg_tensor *(*in_place)(tg_tensor *self);
-    tg_tensor *(*out)(tg_tensor *self, tg_tensor *out); /* NULL: none */
-} variant_case;
-
-static tg_tensor *ip_leaky_relu(tg_tensor *s) { return tg_leaky_relu_(s, .negative_slope = 0.2); }
-static tg_tensor *out_leaky_relu(tg_tensor *s, tg_tensor *o)
-{
-    return tg_leaky_relu_out(s, o, .negative_slope = 0.2);
-}
-static tg_tensor *ip_hardtanh(tg_tensor *s)
-{
-    return tg_hardtanh_(s, .min_val = -0.5, .max_val = 2);
-}
-static tg_tensor *out_hardtanh(tg_tensor *s, tg_tensor *o)
-{
-    return tg_hardtanh_out(s, o, .min_val = -0.5, .max_val = 2);
-}
-static tg_tensor *ip_elu(tg_tensor *s)
-{
-    return tg_elu_(s, .alpha = 2, .scale = 1.5, .input_scale = 0.5);
-}
-static tg_tensor *out_elu(tg_tensor *s, tg_tensor *o)
-{
-    return tg_elu_out(s, o, .alpha = 2, .scale = 1.5, .input_scale = 0.5);
-}
-
-static const variant_case variant_cases[] = {
-    { "leaky_relu", f_leaky_relu_02, ip_leaky_relu, out_leaky_relu },
-    { "hardtanh", f_hardtanh_m05_2, ip_hardtanh, out_hardtanh },
-    { "relu6", f_relu6, tg_relu6_, NULL },
-    { "hardswish", f_hardswish, tg_hardswish_, tg_hardswish_out },
-    { "hardsigmoid", f_hardsigmoid, tg_hardsigmoid_, tg_hardsigmoid_out },
-    { "elu", f_elu_a2, ip_elu, out_elu },
-};
-
-Test(activation, in_place_and_out_equal_functional)
-{
-    kt_live live = kt_live_now();
-    for (size_t i = 0; i < sizeof variant_cases / sizeof variant_cases[0]; i++) {
-        const variant_case *c = &variant_cases[i];
-        for (int strided = 0; strided < 2; strided++) {
-            char what[96];
-            snprintf(what, sizeof what, "%s_%s", c->name, strided ? " (strided)" : "");
-            tg_tensor *x = input(fa_x, FA_N, TG_FLOAT32, strided);
-            tg_tensor *want = c->fn(x);
-            tg_tensor *r = c->in_place(x);
-            cr_assert_eq(r, x, "%s returns self: %s", what, tg_last_error());
-            tg_release(r);
-            check_same(x, want, what);
-            if (!c->out) continue;
-            snprintf(what, sizeof what, "%s.out%s", c->name, strided ? " (strided)" : "");
-            x = input(fa_x, FA_N, TG_FLOAT32, false);
-            tg_tensor *o = input(fa_g, FA_N, TG_FLOAT32, strided);
-            r = c->out(x, o);
-            cr_assert_eq(r, o, "%s returns out: %s", what, tg_last_error());
-            tg_release(r);
-            check_same(o, c->fn(x), what);
-            tg_release(x);
-        }
-    }
-    kt_assert_no_leak(live);
-}
-
 /* ------------------------------------------------------------------ errors */
 
 Test(activation, dtype_errors_name_pytorch_kernels)
@@ -397,25 +85,24 @@ Test(activation, dtype_errors_name_pytorch_kernels)
     kt_live live = kt_live_now();
     tg_tensor *i = tg_arange(3), *b = tg_ones(TG_INTS(3), .dtype = TG_BOOL);
     tg_tensor *f = tg_ones(TG_INTS(3));
-    expect_error(tg_leaky_relu(i), "\"leaky_relu_cpu\" not implemented for 'Long'", "leaky_relu");
-    expect_error(tg_leaky_relu(b), "\"leaky_relu_cpu\" not implemented for 'Bool'", "leaky_relu");
-    expect_error(tg_leaky_relu_(i), "\"leaky_relu_cpu\" not implemented for 'Long'", "leaky_relu_");
-    expect_error(tg_hardswish(i), "\"hardswish_cpu\" not implemented for 'Long'", "hardswish");
-    expect_error(tg_hardsigmoid(i), "\"hardsigmoid_cpu\" not implemented for 'Long'",
-                 "hardsigmoid");
-    expect_error(tg_elu(i), "\"elu_cpu\" not implemented for 'Long'", "elu");
-    expect_error(tg_leaky_relu_backward(i, i, 0.1, false),
-                 "\"leaky_relu_backward_cpu\" not implemented for 'Long'", "leaky_relu_backward");
-    expect_error(tg_leaky_relu_backward(b, b, 0.1, false),
-                 "\"leaky_relu_backward_cpu\" not implemented for 'Bool'", "leaky_relu_backward");
-    expect_error(tg_hardtanh_backward(i, i, -1, 1),
-                 "\"hardshrink_backward_cpu\" not implemented for 'Long'", "hardtanh_backward");
-    expect_error(tg_hardswish_backward(i, i),
-                 "\"hardswish_backward_cpu\" not implemented for 'Long'", "hardswish_backward");
-    expect_error(tg_hardsigmoid_backward(i, i),
-                 "\"hardsigmoid_backward\" not implemented for 'Long'", "hardsigmoid_backward");
-    expect_error(tg_elu_backward(i, 1, 1, 1, false, i),
-                 "\"elu_backward_cpu\" not implemented for 'Long'", "elu_backward");
+    kt_expect_error(tg_leaky_relu(i), "\"leaky_relu_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_leaky_relu(b), "\"leaky_relu_cpu\" not implemented for 'Bool'");
+    kt_expect_error(tg_leaky_relu_(i), "\"leaky_relu_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_hardswish(i), "\"hardswish_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_hardsigmoid(i), "\"hardsigmoid_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_elu(i), "\"elu_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_leaky_relu_backward(i, i, 0.1, false),
+                    "\"leaky_relu_backward_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_leaky_relu_backward(b, b, 0.1, false),
+                    "\"leaky_relu_backward_cpu\" not implemented for 'Bool'");
+    kt_expect_error(tg_hardtanh_backward(i, i, -1, 1),
+                    "\"hardshrink_backward_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_hardswish_backward(i, i),
+                    "\"hardswish_backward_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_hardsigmoid_backward(i, i),
+                    "\"hardsigmoid_backward\" not implemented for 'Long'");
+    kt_expect_error(tg_elu_backward(i, 1, 1, 1, false, i),
+                    "\"elu_backward_cpu\" not implemented for 'Long'");
     /* int64 grad with a float self promotes: accepted */
     tg_tensor *ok = tg_leaky_relu_backward(i, f, 0.1, false);
     cr_assert(ok && tg_tensor_dtype(ok) == TG_FLOAT32, "int64 grad, float32 self: %s",
@@ -423,32 +110,28 @@ Test(activation, dtype_errors_name_pytorch_kernels)
     tg_release(ok);
 
     /* The in-place forward's backward (from the result) needs a slope >= 0. */
-    expect_error(tg_leaky_relu_backward(f, f, -0.1, true),
-                 "In-place leakyReLu backward calculation is triggered with a negative slope "
-                 "which is not supported. This is caused by calling in-place forward function "
-                 "with a negative slope, please call out-of-place version instead. File an issue "
-                 "at https://github.com/pytorch/pytorch if you do require supporting in-place "
-                 "leakRelu backward calculation with negative slope",
-                 "leaky_relu_backward, negative slope, from the result");
-    expect_error(tg_elu_backward(f, -1, 1, 1, true, f),
-                 "In-place elu backward calculation is triggered with a negative slope which is "
-                 "not supported. This is caused by calling in-place forward function with a "
-                 "negative slope, please call out-of-place version instead.",
-                 "elu_backward, negative alpha, from the result");
+    kt_expect_error(
+        tg_leaky_relu_backward(f, f, -0.1, true),
+        "In-place leakyReLu backward calculation is triggered with a negative slope "
+        "which is not supported. This is caused by calling in-place forward function "
+        "with a negative slope, please call out-of-place version instead. File an issue "
+        "at https://github.com/pytorch/pytorch if you do require supporting in-place "
+        "leakRelu backward calculation with negative slope");
+    kt_expect_error(tg_elu_backward(f, -1, 1, 1, true, f),
+                    "In-place elu backward calculation is triggered with a negative slope which is "
+                    "not supported. This is caused by calling in-place forward function with a "
+                    "negative slope, please call out-of-place version instead.");
     tg_tensor *neg = tg_leaky_relu_backward(f, f, -0.1, false);
     cr_assert(neg, "a negative slope from the input is fine: %s", tg_last_error());
     tg_release(neg);
 
     /* out= must have self's dtype (structured unary operators). */
     tg_tensor *o64 = tg_empty(TG_INTS(3), .dtype = TG_FLOAT64);
-    expect_error(tg_leaky_relu_out(f, o64), "Found dtype Double but expected Float",
-                 "leaky_relu.out");
-    expect_error(tg_hardswish_out(f, o64), "Found dtype Double but expected Float",
-                 "hardswish.out");
-    expect_error(tg_hardsigmoid_out(f, o64), "Found dtype Double but expected Float",
-                 "hardsigmoid.out");
-    expect_error(tg_elu_out(f, o64), "Found dtype Double but expected Float", "elu.out");
-    expect_error(tg_hardtanh_out(f, o64), "Found dtype Double but expected Float", "hardtanh.out");
+    kt_expect_error(tg_leaky_relu_out(f, o64), "Found dtype Double but expected Float");
+    kt_expect_error(tg_hardswish_out(f, o64), "Found dtype Double but expected Float");
+    kt_expect_error(tg_hardsigmoid_out(f, o64), "Found dtype Double but expected Float");
+    kt_expect_error(tg_elu_out(f, o64), "Found dtype Double but expected Float");
+    kt_expect_error(tg_hardtanh_out(f, o64), "Found dtype Double but expected Float");
     tg_release(o64);
     tg_release(i);
     tg_release(b);
@@ -480,14 +163,13 @@ Test(activation, hardtanh_integers_and_bool)
         tg_release(x);
     }
     tg_tensor *u = tg_ones(TG_INTS(2), .dtype = TG_UINT8);
-    expect_error(tg_hardtanh(u), "cannot do hardtanh on an unsigned type with negative limits",
-                 "hardtanh uint8 (-1, 1)");
+    kt_expect_error(tg_hardtanh(u), "cannot do hardtanh on an unsigned type with negative limits");
     tg_tensor *r = tg_hardtanh(u, .min_val = -0.5, .max_val = 1); /* -0.5 truncates to 0 */
     cr_assert(r && tg_tensor_dtype(r) == TG_UINT8, "uint8 (-0.5, 1): %s", tg_last_error());
     tg_release(r);
     tg_tensor *b = tg_ones(TG_INTS(2), .dtype = TG_BOOL);
-    expect_error(tg_hardtanh(b), "Bool inputs not supported for hardtanh", "hardtanh bool");
-    expect_error(tg_relu6(b), "Bool inputs not supported for hardtanh", "relu6 bool");
+    kt_expect_error(tg_hardtanh(b), "Bool inputs not supported for hardtanh");
+    kt_expect_error(tg_relu6(b), "Bool inputs not supported for hardtanh");
     tg_release(b);
     tg_release(u);
     kt_assert_no_leak(live);
@@ -692,7 +374,9 @@ Test(feature_dropout, whole_channels_scaled_and_counted)
     cr_assert(differ, "two draws gave the same channels");
     free(av);
     free(bv);
-    check_same(a, a2, "the same seed, the same channels");
+    kt_assert_identical(a, a2, "the same seed, the same channels");
+    tg_release(a);
+    tg_release(a2);
     tg_release(b);
 
     /* a 3-D input (unbatched (C, H, W) in torch.nn.Dropout2d's eyes): dims 0 and 1 get draws */
@@ -724,12 +408,12 @@ Test(feature_dropout, early_returns_and_errors)
     r = tg_feature_dropout(v, 1, true); /* p 1 before the dimension check, as PyTorch */
     cr_assert(r, "1-D with p 1: %s", tg_last_error());
     tg_release(r);
-    expect_error(tg_feature_dropout(v, 0.5, true),
-                 "Feature dropout requires at least 2 dimensions in the input", "1-D");
-    expect_error(tg_feature_dropout(x, 1.5, true),
-                 "dropout probability has to be between 0 and 1, but got 1.5", "p 1.5");
-    expect_error(tg_feature_dropout(x, -0.1, false),
-                 "dropout probability has to be between 0 and 1, but got -0.1", "p -0.1");
+    kt_expect_error(tg_feature_dropout(v, 0.5, true),
+                    "Feature dropout requires at least 2 dimensions in the input");
+    kt_expect_error(tg_feature_dropout(x, 1.5, true),
+                    "dropout probability has to be between 0 and 1, but got 1.5");
+    kt_expect_error(tg_feature_dropout(x, -0.1, false),
+                    "dropout probability has to be between 0 and 1, but got -0.1");
     tg_tensor *e = tg_empty(TG_INTS(0, 3, 2));
     r = tg_feature_dropout(e, 0.5, true);
     cr_assert_eq(r, e, "empty: input itself");
@@ -753,7 +437,9 @@ Test(feature_dropout, in_place_half_and_gradient)
     tg_tensor *r = tg_feature_dropout_(x, 0.4, true);
     cr_assert_eq(r, x, "feature_dropout_ returns self: %s", tg_last_error());
     tg_release(r);
-    check_same(x, want, "feature_dropout_"); /* releases both */
+    kt_assert_identical(x, want, "feature_dropout_");
+    tg_release(x);
+    tg_release(want);
     tg_tensor *xe = tg_ones(TG_INTS(2, 2));
     r = tg_feature_dropout_(xe, 0.4, false);
     cr_assert_eq(r, xe, "eval in place: self");

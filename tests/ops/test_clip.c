@@ -8,7 +8,7 @@
  * Metric: float64 1e-12 relative (sums in another order); float32: norms and clipping are
  * rounded once from double here, and PyTorch accumulates in float, so 1e-6 relative; AdamW
  * float32 1e-6 absolute + 1e-5 relative after five steps (as tests/ops/test_optim.c). */
-#include "kt_util.h"
+#include "kt_case.h"
 #include "../fixtures/clip_fixtures.h"
 #include "tg_cover.h"
 
@@ -22,7 +22,13 @@ static const double *const GS[3] = { fx_clip_g0, fx_clip_g1, fx_clip_g2 };
 static const double *const PS[3] = { fx_adamw_p0, fx_adamw_p1, fx_adamw_p2 };
 enum { TOTAL = 29, STEPS = 5 };
 
-static double rtol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-12 : 1e-6; }
+/* kt_tol_relative's bound: float64 1e-12, float32 1e-6 */
+static double relative_bound(tg_dtype dt)
+{
+    double rtol, atol;
+    kt_tol_of(&kt_tol_relative, dt, &rtol, &atol);
+    return rtol;
+}
 
 static tg_tensor *make(const double *v, int i, tg_dtype dt)
 {
@@ -62,7 +68,7 @@ Test(foreach_norm, every_ord_both_dtypes)
                          tg_dtype_name(dts[k]));
                 cr_expect_eq(tg_tensor_dim(r.data[i]), 0);
                 cr_expect_eq(tg_tensor_dtype(r.data[i]), dts[k]);
-                kt_assert_close(r.data[i], want + i, 1, rtol_of(dts[k]), 0, what);
+                kt_assert_close(r.data[i], want + i, 1, relative_bound(dts[k]), 0, what);
             }
             tg_tensor_list_release(r);
         }
@@ -136,12 +142,12 @@ Test(clip_grad_norm, matches_torch)
             double total = tg_clip_grad_norm_(ps, 4, cs[c].max_norm, cs[c].norm_type);
             cr_assert(total >= 0, "%s: %s", cs[c].name, tg_last_error());
             double want = (k == 0 ? cs[c].f64_total : cs[c].f32_total)[0];
-            cr_expect(fabs(total - want) <= rtol_of(dts[k]) * want, "%s: total %.17g, want %.17g",
-                      cs[c].name, total, want);
+            cr_expect(fabs(total - want) <= relative_bound(dts[k]) * want,
+                      "%s: total %.17g, want %.17g", cs[c].name, total, want);
             const double *wg = k == 0 ? cs[c].f64_g : cs[c].f32_g;
             for (int i = 0, off = 0; i < 3; off += (int)NUMELS[i], i++) {
                 tg_tensor *g = tg_tensor_grad(ps[i]);
-                kt_assert_close(g, wg + off, NUMELS[i], rtol_of(dts[k]), 1e-15, cs[c].name);
+                kt_assert_close(g, wg + off, NUMELS[i], relative_bound(dts[k]), 1e-15, cs[c].name);
                 tg_release(g);
             }
             tg_tensor *g3 = tg_tensor_grad(ps[3]);

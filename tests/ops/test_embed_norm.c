@@ -5,7 +5,7 @@
  * scale_grad_by_freq), embedding through autograd, one_hot, and rms_norm (PyTorch 2.x's
  * formula, values computed by the generator in float64 with torch 1.13); float64 and float32;
  * and PyTorch's messages for bad input. */
-#include "kt_util.h"
+#include "kt_case.h"
 #include "../fixtures/embed_norm_fixtures.h"
 #include "tg_cover.h"
 
@@ -14,8 +14,6 @@ TG_COVERS("layer_norm", "native_layer_norm", "native_layer_norm_backward", "rms_
           "one_hot");
 
 static const tg_dtype DTS[2] = { TG_FLOAT64, TG_FLOAT32 };
-static double rtol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-5; }
-static double atol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-5; }
 
 #define T(v, dt, ...)                          \
     kt_tensor((v), (int64_t[]){ __VA_ARGS__ }, \
@@ -26,7 +24,9 @@ static void close_t(const tg_tensor *t, const double *want, int64_t n, tg_dtype 
 {
     cr_assert(t, "%s: %s", what, tg_last_error());
     cr_assert_eq(tg_tensor_dtype(t), dt, "%s: dtype", what);
-    kt_assert_close(t, want, n, rtol_of(dt), atol_of(dt), what);
+    double rtol, atol;
+    kt_tol_of(&kt_tol_norm, dt, &rtol, &atol);
+    kt_assert_close(t, want, n, rtol, atol, what);
 }
 
 /* t.grad (a new reference, released here) against want */

@@ -19,14 +19,6 @@ TG_COVERS("empty.memory_format", "empty_like", "fill_.Scalar", "zero_", "zeros",
           "random_.from", "rand", "rand.generator", "rand_like", "randn", "randn.generator",
           "randn_like", "randint", "randint.low", "randint_like", "randint_like.low_dtype");
 
-static void expect_error(tg_tensor *r, const char *msg)
-{
-    cr_assert_null(r, "expected error \"%s\"", msg);
-    const char *e = tg_last_error();
-    cr_assert(e && strstr(e, msg), "error \"%s\", expected \"%s\"", e ? e : "(none)", msg);
-    tg_clear_error();
-}
-
 /* t has dtype `dt`, shape (n,) or given, and the values `want`, exactly. */
 static void expect_values(tg_tensor *t, tg_dtype dt, const double *want, int64_t n)
 {
@@ -78,12 +70,17 @@ Test(factory, fill_every_dtype_and_overflow)
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8),
               *i32 = tg_zeros(TG_INTS(2), .dtype = TG_INT32);
     tg_tensor *h = tg_zeros(TG_INTS(2), .dtype = TG_FLOAT16), *f = tg_zeros(TG_INTS(2));
-    expect_error(tg_fill_(u8, 300), "value cannot be converted to type uint8_t without overflow");
-    expect_error(tg_fill_(u8, -256), "value cannot be converted to type uint8_t without overflow");
-    expect_error(tg_fill_(u8, 255.5), "value cannot be converted to type uint8_t without overflow");
-    expect_error(tg_fill_(i32, INFINITY), "value cannot be converted to type int without overflow");
-    expect_error(tg_fill_(h, 70000), "value cannot be converted to type at::Half without overflow");
-    expect_error(tg_fill_(f, 1e300), "value cannot be converted to type float without overflow");
+    kt_expect_error(tg_fill_(u8, 300),
+                    "value cannot be converted to type uint8_t without overflow");
+    kt_expect_error(tg_fill_(u8, -256),
+                    "value cannot be converted to type uint8_t without overflow");
+    kt_expect_error(tg_fill_(u8, 255.5),
+                    "value cannot be converted to type uint8_t without overflow");
+    kt_expect_error(tg_fill_(i32, INFINITY),
+                    "value cannot be converted to type int without overflow");
+    kt_expect_error(tg_fill_(h, 70000),
+                    "value cannot be converted to type at::Half without overflow");
+    kt_expect_error(tg_fill_(f, 1e300), "value cannot be converted to type float without overflow");
     tg_release(tg_fill_(u8, -1));
     expect_values(u8, TG_UINT8, (double[]){ 255, 255 }, 2);
     tg_release(tg_fill_(i32, 2.7));
@@ -155,9 +152,9 @@ Test(factory, zeros_ones_full_dtypes)
     tg_tensor *cl = tg_empty(TG_INTS(2, 3, 4, 5), .memory_format = TG_CHANNELS_LAST);
     int64_t want_st[4] = { 60, 1, 15, 3 };
     for (int d = 0; d < 4; d++) cr_assert_eq(tg_tensor_stride(cl, d), want_st[d]);
-    expect_error(tg_empty(TG_INTS(2, 3), .memory_format = TG_CHANNELS_LAST),
-                 "required rank 4 tensor to use channels_last format");
-    expect_error(tg_empty(TG_INTS(-1)), "negative dimension");
+    kt_expect_error(tg_empty(TG_INTS(2, 3), .memory_format = TG_CHANNELS_LAST),
+                    "required rank 4 tensor to use channels_last format");
+    kt_expect_error(tg_empty(TG_INTS(-1)), "negative dimension");
     tg_release(z);
     tg_release(o);
     tg_release(f1);
@@ -195,12 +192,12 @@ Test(factory, arange)
     expect_values(g, TG_INT32, (double[]){ -3, -1, 1 }, 3);
     tg_tensor *h = tg_arange(0);
     cr_assert(h && tg_tensor_numel(h) == 0 && tg_tensor_dtype(h) == TG_INT64);
-    expect_error(tg_arange_start_step(0, 5, .step = 0), "step must be nonzero");
-    expect_error(tg_arange_start_step(0, 5, .step = 0.5, .dtype = TG_INT64),
-                 "step must be nonzero");
-    expect_error(tg_arange_start_step(5, 0, .step = 1),
-                 "upper bound and larger bound inconsistent with step sign");
-    expect_error(tg_arange_start_step(0, INFINITY, .step = 1), "unsupported range: 0 -> inf");
+    kt_expect_error(tg_arange_start_step(0, 5, .step = 0), "step must be nonzero");
+    kt_expect_error(tg_arange_start_step(0, 5, .step = 0.5, .dtype = TG_INT64),
+                    "step must be nonzero");
+    kt_expect_error(tg_arange_start_step(5, 0, .step = 1),
+                    "upper bound and larger bound inconsistent with step sign");
+    kt_expect_error(tg_arange_start_step(0, INFINITY, .step = 1), "unsupported range: 0 -> inf");
     tg_tensor *out = tg_empty(TG_INTS(0), .dtype = TG_INT32);
     tg_tensor *r = tg_arange_start_out(0, 10, out, .step = 3);
     cr_assert_eq(r, out);
@@ -241,7 +238,7 @@ Test(factory, linspace)
     tg_tensor *h = tg_linspace(0, 1, 7, .dtype = TG_FLOAT64);
     expect_close(h, TG_FLOAT64, (double[]){ 0, 1.0 / 6, 2.0 / 6, 0.5, 4.0 / 6, 5.0 / 6, 1 }, 7,
                  1e-15);
-    expect_error(tg_linspace(0, 1, -1), "number of steps must be non-negative");
+    kt_expect_error(tg_linspace(0, 1, -1), "number of steps must be non-negative");
     tg_tensor *out = tg_empty(TG_INTS(0), .dtype = TG_FLOAT64);
     tg_tensor *r = tg_linspace_out(1, 2, 3, out);
     cr_assert_eq(r, out);
@@ -270,8 +267,8 @@ Test(factory, eye)
     expect_values(c, TG_INT64, (double[]){ 1, 0, 0, 1, 0, 0 }, 6);
     tg_tensor *z = tg_eye(0);
     cr_assert(z && tg_tensor_numel(z) == 0);
-    expect_error(tg_eye(-1), "n must be greater or equal to 0, got -1");
-    expect_error(tg_eye_m(2, -1), "m must be greater or equal to 0, got -1");
+    kt_expect_error(tg_eye(-1), "n must be greater or equal to 0, got -1");
+    kt_expect_error(tg_eye_m(2, -1), "m must be greater or equal to 0, got -1");
     tg_tensor *out = tg_empty(TG_INTS(0));
     tg_tensor *r = tg_eye_out(2, out);
     cr_assert_eq(r, out);
@@ -406,12 +403,13 @@ Test(factory, randint_and_random_)
     tg_release(tg_random_(i8, 0, TG_NONE_INT)); /* [0, 127] */
     moments(i8, &mean, &sd, &lo, &hi);
     cr_assert(lo >= 0 && hi <= 127 && hi > 100);
-    expect_error(tg_randint_low(5, 3, TG_INTS(2)),
-                 "random_ expects 'from' to be less than 'to', but got from=5 >= to=3");
+    kt_expect_error(tg_randint_low(5, 3, TG_INTS(2)),
+                    "random_ expects 'from' to be less than 'to', but got from=5 >= to=3");
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
-    expect_error(tg_random_(u8, -1, TG_OPT_INT(3)), "from is out of bounds for unsigned char");
-    expect_error(tg_random_(u8, 0, TG_OPT_INT(300)), "to - 1 is out of bounds for unsigned char");
-    expect_error(tg_random_(bo, 0, TG_OPT_INT(3)), "to - 1 is out of bounds for bool");
+    kt_expect_error(tg_random_(u8, -1, TG_OPT_INT(3)), "from is out of bounds for unsigned char");
+    kt_expect_error(tg_random_(u8, 0, TG_OPT_INT(300)),
+                    "to - 1 is out of bounds for unsigned char");
+    kt_expect_error(tg_random_(bo, 0, TG_OPT_INT(3)), "to - 1 is out of bounds for bool");
     tg_release(a);
     tg_release(b);
     tg_release(f);
@@ -426,21 +424,21 @@ Test(factory, randint_and_random_)
 Test(factory, random_errors_in_pytorch_words)
 {
     LEAK_CHECK_BEGIN;
-    expect_error(tg_rand(TG_INTS(3), .dtype = TG_INT64),
-                 "\"check_uniform_bounds\" not implemented for 'Long'");
-    expect_error(tg_randn(TG_INTS(3), .dtype = TG_INT64),
-                 "\"normal_kernel_cpu\" not implemented for 'Long'");
+    kt_expect_error(tg_rand(TG_INTS(3), .dtype = TG_INT64),
+                    "\"check_uniform_bounds\" not implemented for 'Long'");
+    kt_expect_error(tg_randn(TG_INTS(3), .dtype = TG_INT64),
+                    "\"normal_kernel_cpu\" not implemented for 'Long'");
     tg_tensor *i8 = tg_zeros(TG_INTS(2), .dtype = TG_INT8), *f = tg_zeros(TG_INTS(3));
-    expect_error(tg_rand_like(i8), "\"check_uniform_bounds\" not implemented for 'Char'");
+    kt_expect_error(tg_rand_like(i8), "\"check_uniform_bounds\" not implemented for 'Char'");
     tg_tensor *rl = tg_rand_like(f, .dtype = TG_FLOAT64);
     double mean, sd, lo, hi;
     moments(rl, &mean, &sd, &lo, &hi);
     cr_assert(tg_tensor_dtype(rl) == TG_FLOAT64 && lo >= 0 && hi < 1);
     tg_release(rl);
-    expect_error(tg_uniform_(f, .from = 1, .to = 0),
-                 "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
-    expect_error(tg_normal_(f, .mean = 0, .std = -1),
-                 "normal expects std >= 0.0, but found std -1");
+    kt_expect_error(tg_uniform_(f, .from = 1, .to = 0),
+                    "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
+    kt_expect_error(tg_normal_(f, .mean = 0, .std = -1),
+                    "normal expects std >= 0.0, but found std -1");
     tg_release(i8);
     tg_release(f);
     LEAK_CHECK_END;

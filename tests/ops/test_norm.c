@@ -4,7 +4,7 @@
  * instance_norm, upsample_nearest2d and upsample_bilinear2d (align_corners both ways, scales)
  * and their backward operators, in float64 and float32; and PyTorch's messages for bad
  * input. */
-#include "kt_util.h"
+#include "kt_case.h"
 #include "../fixtures/norm_fixtures.h"
 #include "tg_cover.h"
 
@@ -15,8 +15,6 @@ TG_COVERS("batch_norm", "native_batch_norm", "native_batch_norm_backward", "grou
           "upsample_bilinear2d_backward.vec");
 
 static const tg_dtype DTS[2] = { TG_FLOAT64, TG_FLOAT32 };
-static double rtol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-4; }
-static double atol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-4; }
 
 #define T(v, dt, ...)                          \
     kt_tensor((v), (int64_t[]){ __VA_ARGS__ }, \
@@ -25,7 +23,9 @@ static double atol_of(tg_dtype dt) { return dt == TG_FLOAT64 ? 1e-10 : 1e-4; }
 static void close3(const tg_tensor *t, const double *want, int64_t n, tg_dtype dt, const char *what)
 {
     cr_assert(t, "%s: %s", what, tg_last_error());
-    kt_assert_close(t, want, n, rtol_of(dt), atol_of(dt), what);
+    double rtol, atol;
+    kt_tol_of(&kt_tol_fx_norm, dt, &rtol, &atol);
+    kt_assert_close(t, want, n, rtol, atol, what);
 }
 
 static void release3(tg_tensors3 r)

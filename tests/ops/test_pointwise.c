@@ -316,47 +316,40 @@ static tg_tensor *i64(const int64_t *v, int64_t n)
     return tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_INT64);
 }
 
-static void expect_error(tg_tensor *r, const char *msg)
-{
-    cr_assert_null(r, "expected error \"%s\"", msg);
-    const char *e = tg_last_error();
-    cr_assert(e && strstr(e, msg), "error \"%s\", expected \"%s\"", e ? e : "(none)", msg);
-    tg_clear_error();
-}
-
 Test(pointwise, errors_in_pytorch_words)
 {
     int64_t live = tg_live_tensors();
     tg_tensor *a = f32((float[]){ 1, 2 }, 2), *ia = i64((int64_t[]){ 1, 2 }, 2),
               *iz = i64((int64_t[]){ 1, 0 }, 2);
     tg_tensor *lo = tg_zeros(TG_INTS(2), .dtype = TG_INT64);
-    expect_error(tg_add_out(a, a, lo),
-                 "result type Float can't be cast to the desired output type Long");
-    expect_error(tg_exp_(ia), "result type Float can't be cast to the desired output type Long");
-    expect_error(tg_add(ia, ia, .alpha = 2.5),
-                 "For integral input tensors, argument alpha must not be a floating point number.");
-    expect_error(tg_div_mode(ia, iz, "trunc"), "ZeroDivisionError");
-    expect_error(tg_div_mode(ia, iz, "floor"), "ZeroDivisionError");
-    expect_error(
+    kt_expect_error(tg_add_out(a, a, lo),
+                    "result type Float can't be cast to the desired output type Long");
+    kt_expect_error(tg_exp_(ia), "result type Float can't be cast to the desired output type Long");
+    kt_expect_error(
+        tg_add(ia, ia, .alpha = 2.5),
+        "For integral input tensors, argument alpha must not be a floating point number.");
+    kt_expect_error(tg_div_mode(ia, iz, "trunc"), "ZeroDivisionError");
+    kt_expect_error(tg_div_mode(ia, iz, "floor"), "ZeroDivisionError");
+    kt_expect_error(
         tg_div_mode(ia, ia, "bad"),
         "div expected rounding_mode to be one of None, 'trunc', or 'floor' but found 'bad'");
-    expect_error(tg_pow_scalar(ia, -1), "Integers to negative integer powers are not allowed.");
-    expect_error(tg_clamp(a), "torch.clamp: At least one of 'min' or 'max' must not be None");
-    expect_error(tg_clamp_tensor(a),
-                 "torch.clamp: At least one of 'min' or 'max' must not be None");
+    kt_expect_error(tg_pow_scalar(ia, -1), "Integers to negative integer powers are not allowed.");
+    kt_expect_error(tg_clamp(a), "torch.clamp: At least one of 'min' or 'max' must not be None");
+    kt_expect_error(tg_clamp_tensor(a),
+                    "torch.clamp: At least one of 'min' or 'max' must not be None");
     tg_tensor *big = tg_zeros(TG_INTS(2, 2, 2)), *small = tg_zeros(TG_INTS(2, 2));
-    expect_error(tg_add_(small, big),
-                 "output with shape [2, 2] doesn't match the broadcast shape [2, 2, 2]");
+    kt_expect_error(tg_add_(small, big),
+                    "output with shape [2, 2] doesn't match the broadcast shape [2, 2, 2]");
     tg_tensor *three = tg_zeros(TG_INTS(3));
-    expect_error(
+    kt_expect_error(
         tg_mul(a, three),
         "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
-    expect_error(
+    kt_expect_error(
         tg_copy_(a, three),
         "The size of tensor a (2) must match the size of tensor b (3) at non-singleton dimension 0");
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
-    expect_error(tg_clamp(u8, .min = TG_SOME(-1), .max = TG_SOME(300)),
-                 "value cannot be converted to type uint8_t without overflow");
+    kt_expect_error(tg_clamp(u8, .min = TG_SOME(-1), .max = TG_SOME(300)),
+                    "value cannot be converted to type uint8_t without overflow");
     tg_release(a);
     tg_release(ia);
     tg_release(iz);
@@ -538,7 +531,7 @@ Test(pointwise, copy_conversions_and_broadcast)
 
     tg_tensor *s01 = tg_slice(big, .start = TG_SOME(0), .end = TG_SOME(10)),
               *s12 = tg_slice(big, .start = TG_SOME(1), .end = TG_SOME(11));
-    expect_error(
+    kt_expect_error(
         tg_copy_(s12, s01),
         "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location.");
     tg_release(s01);

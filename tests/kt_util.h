@@ -1,10 +1,12 @@
-/* Helpers for the reduce / linalg / shape / views / softmax tests: building tensors from
- * arrays, reading them back, comparing with a stated metric, and the leak check. All static:
- * every test file links into one binary. */
+/* The test harness every area shares (the kt_ vocabulary): building tensors from arrays,
+ * reading them back, comparing with a stated metric, errors by substring, and the leak check.
+ * kt_cuda.h adds the device side, kt_case.h the value table (tests/values/). All static inline:
+ * each test file compiles on its own. */
 #ifndef KT_UTIL_H
 #define KT_UTIL_H
 
 #include <criterion/criterion.h>
+#include <criterion/parameterized.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -104,12 +106,76 @@ static inline void kt_assert_close(const tg_tensor *t, const double *want, int64
     free(got);
 }
 
+/* The last error contains `needle`; then cleared. */
 static inline void kt_assert_error(const char *needle)
 {
     const char *e = tg_last_error();
     cr_assert(e, "expected an error containing \"%s\", got none", needle);
     cr_assert(strstr(e, needle), "error \"%s\" does not contain \"%s\"", e, needle);
     tg_clear_error();
+}
+
+/* A refused call: its result r is NULL and the error contains `needle` (then cleared). */
+static inline void kt_expect_error(const void *r, const char *needle)
+{
+    cr_assert_null(r, "accepted: expected the error \"%s\"", needle);
+    kt_assert_error(needle);
+}
+
+/* The last error is exactly `want` (a non-fatal check), then cleared. */
+static inline void kt_expect_last_error(const char *want)
+{
+    const char *e = tg_last_error();
+    cr_expect(e != NULL, "expected the error \"%s\", got none", want);
+    if (e) cr_expect_str_eq(e, want);
+    tg_clear_error();
+}
+
+/* got and want (any devices, any strides) have the same dtype and shape, and every element
+ * satisfies |got - want| <= atol + rtol * |want|, NaN only against NaN, infinities equal. */
+static inline void kt_assert_same_values(const tg_tensor *got, const tg_tensor *want, double rtol,
+                                         double atol, const char *what)
+{
+    cr_assert(got, "%s: %s", what, tg_last_error());
+    cr_assert(want, "%s (reference): %s", what, tg_last_error());
+    cr_assert_eq(tg_tensor_dtype(got), tg_tensor_dtype(want), "%s: dtype %s, reference %s", what,
+                 tg_dtype_name(tg_tensor_dtype(got)), tg_dtype_name(tg_tensor_dtype(want)));
+    kt_assert_shape(got, tg_tensor_sizes(want), tg_tensor_dim(want));
+    int64_t n = tg_tensor_numel(want);
+    double *g = kt_values(got), *w = kt_values(want);
+    for (int64_t i = 0; i < n; i++) {
+        if (isnan(w[i]) || isnan(g[i])) {
+            cr_assert(isnan(w[i]) && isnan(g[i]), "%s: element %lld is %g, reference %g", what,
+                      (long long)i, g[i], w[i]);
+            continue;
+        }
+        if (isinf(w[i]) || isinf(g[i])) {
+            cr_assert_eq(g[i], w[i], "%s: element %lld is %g, reference %g", what, (long long)i,
+                         g[i], w[i]);
+            continue;
+        }
+        cr_assert(fabs(g[i] - w[i]) <= atol + rtol * fabs(w[i]),
+                  "%s: element %lld is %.17g, reference %.17g (rtol %g, atol %g)", what,
+                  (long long)i, g[i], w[i], rtol, atol);
+    }
+    free(g);
+    free(w);
+}
+
+/* a and b have the same dtype, shape and elements bit for bit (the sign of zero too, NaN to
+ * NaN): two computations that must not differ at all (a fast path and the reference loop). */
+static inline void kt_assert_identical(const tg_tensor *a, const tg_tensor *b, const char *what)
+{
+    cr_assert(a && b, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_tensor_dtype(a), tg_tensor_dtype(b), "%s: dtypes differ", what);
+    kt_assert_shape(a, tg_tensor_sizes(b), tg_tensor_dim(b));
+    int64_t n = tg_tensor_numel(b);
+    double *x = kt_values(a), *y = kt_values(b);
+    for (int64_t i = 0; i < n; i++)
+        cr_assert((isnan(x[i]) && isnan(y[i])) || (x[i] == y[i] && signbit(x[i]) == signbit(y[i])),
+                  "%s[%lld]: %.17g vs %.17g", what, (long long)i, x[i], y[i]);
+    free(x);
+    free(y);
 }
 
 /* Leak check: every test records the live counts first and compares at the end. */
@@ -120,12 +186,31 @@ static inline kt_live kt_live_now(void)
 {
     return (kt_live){ tg_live_tensors(), tg_live_storages() };
 }
+/* The same check without ending the test, naming what leaked (a case's label). */
+static inline void kt_expect_no_leak(kt_live base, const char *what)
+{
+    cr_expect_eq(tg_live_tensors(), base.tensors, "%s: leaked %lld tensors", what,
+                 (long long)(tg_live_tensors() - base.tensors));
+    cr_expect_eq(tg_live_storages(), base.storages, "%s: leaked %lld storages", what,
+                 (long long)(tg_live_storages() - base.storages));
+}
 static inline void kt_assert_no_leak(kt_live base)
 {
     cr_assert_eq(tg_live_tensors(), base.tensors, "leaked %lld tensors",
                  (long long)(tg_live_tensors() - base.tensors));
     cr_assert_eq(tg_live_storages(), base.storages, "leaked %lld storages",
                  (long long)(tg_live_storages() - base.storages));
+}
+
+/* The indices 0 .. n - 1 as a ParameterizedTest's parameters: a table's case indices (an index
+ * survives the copy into the test's process, a pointer into the table would not). */
+#define KT_MAX_PARAMS 4096
+static inline struct criterion_test_params kt_index_params(int n)
+{
+    static int indices[KT_MAX_PARAMS];
+    cr_assert_leq(n, KT_MAX_PARAMS, "raise KT_MAX_PARAMS");
+    for (int i = 0; i < n; i++) indices[i] = i;
+    return cr_make_param_array(int, indices, (size_t)n);
 }
 
 #endif
