@@ -64,21 +64,27 @@ int main(void)
     if (!rc && tg_hvp(f, NULL, TG_TENSORS(x), TG_TENSORS(v), &fx, &hvp)) rc = fail();
 
     if (!rc) {
-        printf("g(x) =\n");
-        tg_print(outs.data[0]);
-        printf("jvp: J_g(x) v =\n");
-        tg_print(jvp.data[0]);
-        printf("J_g(x), reverse mode =\n");
-        tg_print(jac_rev.data[0]);
-        printf("J_g(x), forward mode =\n");
-        tg_print(jac_fwd.data[0]);
-        printf("f(x) = %.6f\n", tg_item(fx));
-        printf("Hessian of f, reverse-over-reverse =\n");
-        tg_print(hess_rev.data[0]);
-        printf("Hessian of f, forward-over-reverse =\n");
-        tg_print(hess_fwd.data[0]);
-        printf("hvp: H v =\n");
-        tg_print(hvp.data[0]);
+        const struct {
+            const char *label;
+            tg_tensor *t;
+        } shown[] = {
+            { "g(x)", outs.data[0] },
+            { "jvp: J_g(x) v", jvp.data[0] },
+            { "J_g(x), reverse mode", jac_rev.data[0] },
+            { "J_g(x), forward mode", jac_fwd.data[0] },
+            { NULL, NULL }, /* f(x), a number */
+            { "Hessian of f, reverse-over-reverse", hess_rev.data[0] },
+            { "Hessian of f, forward-over-reverse", hess_fwd.data[0] },
+            { "hvp: H v", hvp.data[0] },
+        };
+        for (size_t i = 0; i < sizeof shown / sizeof *shown; i++) {
+            if (!shown[i].label) {
+                printf("f(x) = %.6f\n", tg_item(fx));
+                continue;
+            }
+            printf("%s =\n", shown[i].label);
+            tg_print(shown[i].t);
+        }
     }
     tg_scope_end();
     tg_release(v);

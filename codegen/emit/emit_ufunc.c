@@ -62,6 +62,16 @@ static const char *inputs(tge_ctx *c, const char *fmt, int n)
     return tgs_list_join(&l, c->arena, ", ");
 }
 
+/* The holes every per-kind template of function f has: name, kind ("f32"), T ("float"). */
+static tgt_env *kind_env(tge_ctx *c, const ufunc_fn *f, int k)
+{
+    tgt_env *e = tge_env(c);
+    tgt_set(e, "name", f->fn->name);
+    tgt_set(e, "kind", kinds[k].sfx);
+    tgt_set(e, "T", kinds[k].type);
+    return e;
+}
+
 /* ------------------------------------------------------------------ CPU */
 
 /* The adapters of one scalar function and its tg_ufunc_fns table. */
@@ -71,10 +81,7 @@ static const char *fns_block(tge_ctx *c, const ufunc_fn *f)
     tgs_list adapters = { 0 }, slots = { 0 };
     for (int k = 0; k < NKINDS; k++) {
         if (!(f->u->kinds & kinds[k].bit)) continue;
-        tgt_env *e = tge_env(c);
-        tgt_set(e, "name", f->fn->name);
-        tgt_set(e, "kind", kinds[k].sfx);
-        tgt_set(e, "T", kinds[k].type);
+        tgt_env *e = kind_env(c, f, k);
         tgt_set(e, "ret", f->u->bool_result ? "bool" : kinds[k].type);
         tgt_set(e, "args", call_args(c, f->u, inputs(c, "x%d", f->u->nin), "p[%d]"));
         tgs_list_add(&adapters, c->arena, tgt_render_str(&t, e, c->arena));
@@ -98,10 +105,7 @@ static const char *cap_block(tge_ctx *c, const ufunc_fn *f)
     tgs_list loops = { 0 }, maps = { 0 }, table = { 0 };
     for (int k = 0; k < NKINDS; k++) {
         if (!(f->u->kinds & kinds[k].bit)) continue;
-        tgt_env *e = tge_env(c);
-        tgt_set(e, "name", f->fn->name);
-        tgt_set(e, "kind", kinds[k].sfx);
-        tgt_set(e, "T", kinds[k].type);
+        tgt_env *e = kind_env(c, f, k);
         tgt_set(e, "pw_kind", kinds[k].pw_kind);
         tgs_list_add(&loops, c->arena, tgt_render_str(&loop, e, c->arena));
         tgs_list_addf(&table, c->arena, ".%s = pw_%s_%s_loop,", kinds[k].sfx, f->fn->name,

@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <stdio.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -72,43 +73,57 @@ int gpt_init(gpt *m, gpt_config cfg, tg_device dev)
     return 0;
 }
 
+/* A block's parameters in PyTorch's order: per layer a weight and a bias (h.<l>.<name>.weight,
+ * .bias); weight decay applies to the weights of the linear layers, not to biases nor layer
+ * norms. */
+static const struct {
+    const char *name;
+    size_t weight, bias; /* offsets of the tg_tensor * in gpt_block */
+    bool decay;
+} block_params[] = {
+    { "ln_1", offsetof(gpt_block, ln1_w), offsetof(gpt_block, ln1_b), false },
+    { "attn.c_attn", offsetof(gpt_block, attn_w), offsetof(gpt_block, attn_b), true },
+    { "attn.c_proj", offsetof(gpt_block, proj_w), offsetof(gpt_block, proj_b), true },
+    { "ln_2", offsetof(gpt_block, ln2_w), offsetof(gpt_block, ln2_b), false },
+    { "mlp.c_fc", offsetof(gpt_block, fc_w), offsetof(gpt_block, fc_b), true },
+    { "mlp.c_proj", offsetof(gpt_block, out_w), offsetof(gpt_block, out_b), true },
+};
+enum { PER_BLOCK = 2 * sizeof block_params / sizeof *block_params };
+
+static void add_param(gpt_param *p, tg_tensor **slot, bool decay, const char *name)
+{
+    p->slot = slot;
+    p->decay = decay;
+    snprintf(p->name, sizeof p->name, "%s", name);
+}
+
+static tg_tensor **block_slot(gpt_block *b, size_t offset)
+{
+    return (tg_tensor **)((char *)b + offset);
+}
+
 gpt_param *gpt_params(gpt *m, int *n)
 {
-    const int per_block = 12;
-    int cap = 4 + per_block * (int)m->cfg.layers, k = 0;
+    int cap = 4 + PER_BLOCK * (int)m->cfg.layers, k = 0;
     gpt_param *ps = calloc((size_t)cap, sizeof *ps);
     if (!ps) {
         tg_set_error("gpt_params", "out of memory");
         *n = 0;
         return NULL;
     }
-#define PARAM(field, decay_, ...)                             \
-    do {                                                      \
-        ps[k].slot = &(field);                                \
-        ps[k].decay = (decay_);                               \
-        snprintf(ps[k].name, sizeof ps[k].name, __VA_ARGS__); \
-        k++;                                                  \
-    } while (0)
-    PARAM(m->wte, true, "wte.weight");
-    PARAM(m->wpe, true, "wpe.weight");
-    for (int l = 0; l < (int)m->cfg.layers; l++) {
-        gpt_block *b = &m->blocks[l];
-        PARAM(b->ln1_w, false, "h.%d.ln_1.weight", l);
-        PARAM(b->ln1_b, false, "h.%d.ln_1.bias", l);
-        PARAM(b->attn_w, true, "h.%d.attn.c_attn.weight", l);
-        PARAM(b->attn_b, false, "h.%d.attn.c_attn.bias", l);
-        PARAM(b->proj_w, true, "h.%d.attn.c_proj.weight", l);
-        PARAM(b->proj_b, false, "h.%d.attn.c_proj.bias", l);
-        PARAM(b->ln2_w, false, "h.%d.ln_2.weight", l);
-        PARAM(b->ln2_b, false, "h.%d.ln_2.bias", l);
-        PARAM(b->fc_w, true, "h.%d.mlp.c_fc.weight", l);
-        PARAM(b->fc_b, false, "h.%d.mlp.c_fc.bias", l);
-        PARAM(b->out_w, true, "h.%d.mlp.c_proj.weight", l);
-        PARAM(b->out_b, false, "h.%d.mlp.c_proj.bias", l);
-    }
-    PARAM(m->lnf_w, false, "ln_f.weight");
-    PARAM(m->lnf_b, false, "ln_f.bias");
-#undef PARAM
+    char name[sizeof ps->name];
+    add_param(&ps[k++], &m->wte, true, "wte.weight");
+    add_param(&ps[k++], &m->wpe, true, "wpe.weight");
+    for (int l = 0; l < (int)m->cfg.layers; l++)
+        for (int j = 0; j < PER_BLOCK / 2; j++) {
+            snprintf(name, sizeof name, "h.%d.%s.weight", l, block_params[j].name);
+            add_param(&ps[k++], block_slot(&m->blocks[l], block_params[j].weight),
+                      block_params[j].decay, name);
+            snprintf(name, sizeof name, "h.%d.%s.bias", l, block_params[j].name);
+            add_param(&ps[k++], block_slot(&m->blocks[l], block_params[j].bias), false, name);
+        }
+    add_param(&ps[k++], &m->lnf_w, false, "ln_f.weight");
+    add_param(&ps[k++], &m->lnf_b, false, "ln_f.bias");
     *n = k;
     return ps;
 }

@@ -45,14 +45,10 @@ tg_tensor *visionops__cpu_roi_align_cpu(tg_tensor *input, tg_tensor *rois, doubl
                 (double *)tg_tensor_data(out) + ((k * C + c) * pooled_height) * pooled_width;
             for (int64_t ph = 0; ph < pooled_height; ph++)
                 for (int64_t pw = 0; pw < pooled_width; pw++) {
-                    double sum = 0;
-                    for (int iy = 0; iy < g.grid_h; iy++)
-                        for (int ix = 0; ix < g.grid_w; ix++) {
-                            int64_t at[4];
-                            double w[4];
-                            if (vo_sample(&g, ph, pw, iy, ix, H, W, at, w))
-                                for (int q = 0; q < 4; q++) sum += w[q] * plane[at[q]];
-                        }
+                    double sum = 0, w[4];
+                    int64_t at[4];
+                    for (int i = 0; vo_next_sample(&g, ph, pw, H, W, &i, at, w);)
+                        for (int q = 0; q < 4; q++) sum += w[q] * plane[at[q]];
                     o[ph * pooled_width + pw] = sum / g.count;
                 }
         }
@@ -86,14 +82,10 @@ tg_tensor *visionops__cpu_roi_align_backward_cpu(tg_tensor *grad, tg_tensor *roi
                                (k * channels + c) * pooled_height * pooled_width;
             for (int64_t ph = 0; ph < pooled_height; ph++)
                 for (int64_t pw = 0; pw < pooled_width; pw++) {
-                    double share = go[ph * pooled_width + pw] / g.count;
-                    for (int iy = 0; iy < g.grid_h; iy++)
-                        for (int ix = 0; ix < g.grid_w; ix++) {
-                            int64_t at[4];
-                            double w[4];
-                            if (vo_sample(&g, ph, pw, iy, ix, height, width, at, w))
-                                for (int q = 0; q < 4; q++) plane[at[q]] += w[q] * share;
-                        }
+                    double share = go[ph * pooled_width + pw] / g.count, w[4];
+                    int64_t at[4];
+                    for (int i = 0; vo_next_sample(&g, ph, pw, height, width, &i, at, w);)
+                        for (int q = 0; q < 4; q++) plane[at[q]] += w[q] * share;
                 }
         }
     }

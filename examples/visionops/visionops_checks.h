@@ -185,4 +185,17 @@ VO_HD static inline int vo_sample(const vo_roi *g, int64_t ph, int64_t pw, int i
     return vo_bilinear(y, x, H, W, at, w);
 }
 
+/* The next sample of bin (ph, pw) that falls in the plane: *i counts the bin's grid_h x grid_w
+ * samples (start at 0); fills at and w (vo_bilinear) and returns 1, or 0 when none is left. */
+VO_HD static inline int vo_next_sample(const vo_roi *g, int64_t ph, int64_t pw, int64_t H,
+                                       int64_t W, int *i, int64_t at[4], double w[4])
+{
+    while (*i < g->grid_h * g->grid_w) {
+        int iy = *i / g->grid_w, ix = *i % g->grid_w;
+        ++*i;
+        if (vo_sample(g, ph, pw, iy, ix, H, W, at, w)) return 1;
+    }
+    return 0;
+}
+
 #endif

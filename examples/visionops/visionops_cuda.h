@@ -18,17 +18,19 @@ extern "C" {
 const char *vo_nms_mask_cuda(const void *boxes, bool is_double, const int64_t *order, int64_t n,
                              double thr, uint64_t *mask, void *stream);
 
-/* roi_align forward (out (K, C, PH, PW)) and backward (grad_in (N, C, H, W), zeroed by the caller,
- * accumulated into with atomics). rois (K, 5), all of the dtype given by is_double. */
-const char *vo_roi_align_cuda(const void *input, const void *rois, bool is_double, int64_t K,
-                              int64_t C, int64_t H, int64_t W, double spatial_scale, int64_t PH,
-                              int64_t PW, int64_t sampling_ratio, bool aligned, void *out,
-                              void *stream);
-const char *vo_roi_align_backward_cuda(const void *grad, const void *rois, bool is_double,
-                                       int64_t K, int64_t C, int64_t H, int64_t W,
-                                       double spatial_scale, int64_t PH, int64_t PW,
-                                       int64_t sampling_ratio, bool aligned, void *grad_in,
-                                       void *stream);
+/* roi_align's sizes and options: rois (K, 5), the channels and planes of the input (C, H, W),
+ * PH x PW bins. */
+typedef struct vo_roi_align_args {
+    int64_t K, C, H, W, PH, PW, sampling_ratio;
+    double spatial_scale;
+    bool aligned;
+} vo_roi_align_args;
+
+/* roi_align forward (src the input (N, C, H, W), dst the output (K, C, PH, PW)) or backward (src
+ * the output's gradient, dst the input's, zeroed by the caller, accumulated into with atomics).
+ * rois (K, 5); all of the dtype given by is_double. */
+const char *vo_roi_align_cuda(const void *src, const void *rois, bool is_double,
+                              const vo_roi_align_args *a, bool backward, void *dst, void *stream);
 
 #ifdef __cplusplus
 }

@@ -59,94 +59,59 @@ extern "C" const char *vo_nms_mask_cuda(const void *boxes, bool is_double, const
 
 // ---------------------------------------------------------------- roi_align
 
-template <typename T>
-__device__ vo_roi roi_of(const T *rois, int64_t k, double scale, int64_t PH, int64_t PW, int64_t sr,
-                         bool aligned)
+// Output element t of (K, C, PH, PW): its channel, bin and roi geometry.
+struct roi_bin {
+    int64_t c, ph, pw;
+    vo_roi g;
+};
+
+template <typename T> __device__ roi_bin bin_of(int64_t t, const T *rois, const vo_roi_align_args &a)
 {
+    int64_t k = t / (a.PW * a.PH * a.C);
     double r[5];
     for (int q = 0; q < 5; q++) r[q] = (double)rois[5 * k + q];
-    return vo_roi_geometry(r, scale, PH, PW, sr, aligned);
+    return { (t / (a.PW * a.PH)) % a.C, (t / a.PW) % a.PH, t % a.PW,
+             vo_roi_geometry(r, a.spatial_scale, a.PH, a.PW, a.sampling_ratio, a.aligned) };
 }
 
-// One thread per output element (k, c, ph, pw).
-template <typename T>
-__global__ void roi_align_fwd(const T *input, const T *rois, int64_t K, int64_t C, int64_t H,
-                              int64_t W, double scale, int64_t PH, int64_t PW, int64_t sr,
-                              bool aligned, T *out)
+// One thread per output element (k, c, ph, pw). Forward: the bin averages its samples of the
+// input plane (src) into dst. Backward: the bin's gradient (src) spreads onto the pixels of every
+// sample of the input's gradient (dst; atomics: bins and rois overlap).
+template <typename T, bool Backward>
+__global__ void roi_align_kernel(const T *src, const T *rois, vo_roi_align_args a, T *dst)
 {
     int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= K * C * PH * PW) return;
-    int64_t pw = t % PW, ph = (t / PW) % PH, c = (t / (PW * PH)) % C, k = t / (PW * PH * C);
-    vo_roi g = roi_of(rois, k, scale, PH, PW, sr, aligned);
-    const T *plane = input + (g.batch * C + c) * H * W;
-    double sum = 0;
-    for (int iy = 0; iy < g.grid_h; iy++)
-        for (int ix = 0; ix < g.grid_w; ix++) {
-            int64_t at[4];
-            double w[4];
-            if (vo_sample(&g, ph, pw, iy, ix, H, W, at, w))
-                for (int q = 0; q < 4; q++) sum += w[q] * (double)plane[at[q]];
+    if (t >= a.K * a.C * a.PH * a.PW) return;
+    roi_bin b = bin_of(t, rois, a);
+    int64_t plane = (b.g.batch * a.C + b.c) * a.H * a.W, at[4];
+    double w[4], sum = 0, share = Backward ? (double)src[t] / b.g.count : 0;
+    for (int i = 0; vo_next_sample(&b.g, b.ph, b.pw, a.H, a.W, &i, at, w);)
+        for (int q = 0; q < 4; q++) {
+            if (Backward) atomicAdd(&dst[plane + at[q]], (T)(w[q] * share));
+            else sum += w[q] * (double)src[plane + at[q]];
         }
-    out[t] = (T)(sum / g.count);
+    if (!Backward) dst[t] = (T)(sum / b.g.count);
 }
 
-// One thread per gradient element: its share goes to the pixels of every sample (atomics:
-// bins and rois overlap).
 template <typename T>
-__global__ void roi_align_bwd(const T *grad, const T *rois, int64_t K, int64_t C, int64_t H,
-                              int64_t W, double scale, int64_t PH, int64_t PW, int64_t sr,
-                              bool aligned, T *grad_in)
+static void launch_roi_align(const void *src, const void *rois, const vo_roi_align_args &a,
+                             bool backward, void *dst, cudaStream_t s)
 {
-    int64_t t = (int64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t >= K * C * PH * PW) return;
-    int64_t pw = t % PW, ph = (t / PW) % PH, c = (t / (PW * PH)) % C, k = t / (PW * PH * C);
-    vo_roi g = roi_of(rois, k, scale, PH, PW, sr, aligned);
-    T *plane = grad_in + (g.batch * C + c) * H * W;
-    double share = (double)grad[t] / g.count;
-    for (int iy = 0; iy < g.grid_h; iy++)
-        for (int ix = 0; ix < g.grid_w; ix++) {
-            int64_t at[4];
-            double w[4];
-            if (vo_sample(&g, ph, pw, iy, ix, H, W, at, w))
-                for (int q = 0; q < 4; q++) atomicAdd(&plane[at[q]], (T)(w[q] * share));
-        }
+    int64_t n = a.K * a.C * a.PH * a.PW;
+    if (backward)
+        roi_align_kernel<T, true>
+            <<<blocks_for(n, 256), 256, 0, s>>>((const T *)src, (const T *)rois, a, (T *)dst);
+    else
+        roi_align_kernel<T, false>
+            <<<blocks_for(n, 256), 256, 0, s>>>((const T *)src, (const T *)rois, a, (T *)dst);
 }
 
-extern "C" const char *vo_roi_align_cuda(const void *input, const void *rois, bool is_double,
-                                         int64_t K, int64_t C, int64_t H, int64_t W, double scale,
-                                         int64_t PH, int64_t PW, int64_t sr, bool aligned,
-                                         void *out, void *stream)
+extern "C" const char *vo_roi_align_cuda(const void *src, const void *rois, bool is_double,
+                                         const vo_roi_align_args *a, bool backward, void *dst,
+                                         void *stream)
 {
-    int64_t n = K * C * PH * PW;
-    if (n == 0) return NULL;
-    cudaStream_t s = (cudaStream_t)stream;
-    if (is_double)
-        roi_align_fwd<double>
-            <<<blocks_for(n, 256), 256, 0, s>>>((const double *)input, (const double *)rois, K, C,
-                                                H, W, scale, PH, PW, sr, aligned, (double *)out);
-    else
-        roi_align_fwd<float>
-            <<<blocks_for(n, 256), 256, 0, s>>>((const float *)input, (const float *)rois, K, C, H,
-                                                W, scale, PH, PW, sr, aligned, (float *)out);
-    return launched();
-}
-
-extern "C" const char *vo_roi_align_backward_cuda(const void *grad, const void *rois,
-                                                  bool is_double, int64_t K, int64_t C, int64_t H,
-                                                  int64_t W, double scale, int64_t PH, int64_t PW,
-                                                  int64_t sr, bool aligned, void *grad_in,
-                                                  void *stream)
-{
-    int64_t n = K * C * PH * PW;
-    if (n == 0) return NULL;
-    cudaStream_t s = (cudaStream_t)stream;
-    if (is_double)
-        roi_align_bwd<double>
-            <<<blocks_for(n, 256), 256, 0, s>>>((const double *)grad, (const double *)rois, K, C, H,
-                                                W, scale, PH, PW, sr, aligned, (double *)grad_in);
-    else
-        roi_align_bwd<float>
-            <<<blocks_for(n, 256), 256, 0, s>>>((const float *)grad, (const float *)rois, K, C, H,
-                                                W, scale, PH, PW, sr, aligned, (float *)grad_in);
+    if (a->K * a->C * a->PH * a->PW == 0) return NULL;
+    if (is_double) launch_roi_align<double>(src, rois, *a, backward, dst, (cudaStream_t)stream);
+    else launch_roi_align<float>(src, rois, *a, backward, dst, (cudaStream_t)stream);
     return launched();
 }

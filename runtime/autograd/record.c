@@ -42,36 +42,31 @@ static bool list_result(const tg_ag_entry *e)
     return e->noutputs == 1 && e->outputs[0].kind == TG_AG_OUT_LIST;
 }
 
-static bool any_requires_grad(const tg_ag_entry *e, void *frame)
+/* Whether test(tensors, n) holds for some input of the call: a tensor or a TensorList. */
+static bool any_input(const tg_ag_entry *e, void *frame, bool (*test)(tg_tensor *const *, int))
 {
     for (int i = 0; i < e->ninputs; i++) {
         const tg_ag_input *in = &e->inputs[i];
         if (in->list) {
             tg_tensor_list l = list_at(frame, in->at);
-            if (tg_autograd_any_requires_grad(l.data, (int)l.len)) return true;
+            if (test(l.data, (int)l.len)) return true;
         } else {
             tg_tensor *t = tensor_at(frame, in->at);
-            if (tg_autograd_any_requires_grad(&t, 1)) return true;
+            if (test(&t, 1)) return true;
         }
     }
     return false;
 }
 
+static bool any_requires_grad(const tg_ag_entry *e, void *frame)
+{
+    return any_input(e, frame, tg_autograd_any_requires_grad);
+}
+
 /* Whether some input has a tangent at an entered, unsuspended level. */
 static bool any_tangent(const tg_ag_entry *e, void *frame)
 {
-    if (!tg__fw_levels()) return false;
-    for (int i = 0; i < e->ninputs; i++) {
-        const tg_ag_input *in = &e->inputs[i];
-        if (in->list) {
-            tg_tensor_list l = list_at(frame, in->at);
-            if (tg__fw_any(l.data, (int)l.len)) return true;
-        } else {
-            tg_tensor *t = tensor_at(frame, in->at);
-            if (tg__fw_any(&t, 1)) return true;
-        }
-    }
-    return false;
+    return tg__fw_levels() && any_input(e, frame, tg__fw_any);
 }
 
 /* ------------------------------------------------------------------ nodes that fail */

@@ -10,13 +10,11 @@
  *
  *     tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
  *     {
+ *         static const tg_ag_op tg_op = { "mul", "mul.Tensor", &MulBackward0_entry, false };
  *         tg__frame_MulBackward0 tg_x = { .self = self, .other = other };
- *         tg_tensor *tg_r = NULL;
  *         tg_ag_call tg_c;
- *         if (tg__autograd_begin(&tg_c, &tg__ag_mul, &tg_x) == 0) {
- *             tg_r = tg_mul(self, other);           // the operator below autograd
- *             tg__autograd_end(&tg_c, &tg_r);
- *         }
+ *         tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mul(self, other);
+ *         tg__autograd_end(&tg_c, &tg_r);   // tg_mul ran below autograd
  *         return tg_r;
  *     }
  *
