@@ -3,14 +3,14 @@
 #include "ufunc_meta.h"
 #include "pointwise_checks.h"
 
-void tg__ufunc_params(const tg_ufunc_call *call, tg_ufunc_params *p)
+void tg__ufunc_params(const tg_ufunc_call *call, tg_dtype compute, tg_ufunc_params *p)
 {
-    memset(p, 0, sizeof *p);
-    for (int k = 0; k < call->nparams; k++) {
-        const double v = call->params[k];
-        p->f32[k] = (float)v;
-        p->f64[k] = v;
-        p->i64[k] = tg__pw_is_integral_scalar(v) ? (int64_t)v : 0;
+    const tg_pw_kind k = tg__pw_kind(compute);
+    for (int j = 0; j < call->nparams; j++) {
+        const double v = call->params[j];
+        if (k == TG_PW_F32) p->f32[j] = (float)v;
+        else if (k == TG_PW_F64) p->f64[j] = v;
+        else p->i64[j] = tg__pw_is_integral_scalar(v) ? (int64_t)v : 0;
     }
 }
 

@@ -44,15 +44,17 @@ struct tg_ufunc_call {
     bool int_div;        /* set by a meta: an integer zero divisor is "ZeroDivisionError" */
 };
 
-/* A call's parameters in each compute type: float for float16/bfloat16/float32, double for
- * float64, int64_t for the integers and bool (an integral Scalar converted, another 0). */
+/* A call's parameters in a compute type: float for float16/bfloat16/float32, double for
+ * float64, int64_t for the integers and bool (an integral Scalar converted, another 0).
+ * tg__ufunc_params fills the first nparams of the array of the compute dtype's kind only (a
+ * call's loops read no other: a per-call cost, paid on every 1-element call). */
 typedef struct tg_ufunc_params {
     float f32[TG_UFUNC_MAX_PARAMS];
     double f64[TG_UFUNC_MAX_PARAMS];
     int64_t i64[TG_UFUNC_MAX_PARAMS];
 } tg_ufunc_params;
 
-void tg__ufunc_params(const tg_ufunc_call *call, tg_ufunc_params *p);
+void tg__ufunc_params(const tg_ufunc_call *call, tg_dtype compute, tg_ufunc_params *p);
 
 /* ---- the meta functions (kernels/common/ufunc_meta.c) ---- */
 

@@ -158,9 +158,17 @@ tg_tensor *tg__ufunc_cpu_run(tg_ufunc_call *call, const tg_ufunc_fns *fns,
     tg_iter it;
     call->backend = "cpu";
     if (call->meta(&it, call, 0) != 0) return NULL;
-    tg_ufunc_ctx ctx = { .fns = fns, .loops = loops, .dtype = it.dtype, .int_div = call->int_div };
-    for (int j = 0; j < it.nops && j <= TG_UFUNC_MAX_IN; j++) ctx.dtypes[j] = it.dtypes[j];
-    tg__ufunc_params(call, &ctx.p);
+    /* Field by field: the parameters' arrays are filled for the compute dtype only, and
+     * zeroing them would be most of a 1-element call's cost here. */
+    tg_ufunc_ctx ctx;
+    ctx.fns = fns;
+    ctx.loops = loops;
+    ctx.dtype = it.dtype;
+    ctx.int_div = call->int_div;
+    ctx.zero_div = 0;
+    for (int j = 0; j <= TG_UFUNC_MAX_IN; j++)
+        ctx.dtypes[j] = j < it.nops ? it.dtypes[j] : TG_FLOAT32;
+    tg__ufunc_params(call, it.dtype, &ctx.p);
     tg__iter_for_each(&it, pick_loop(&it, &ctx), &ctx);
     if (ctx.zero_div) {
         tg__iter_abort(&it);

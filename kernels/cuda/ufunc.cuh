@@ -29,7 +29,7 @@ static tg_tensor *tg__ufunc_cuda_run(tg_ufunc_call *call, F f)
     tg_iter it;
     call->backend = "cuda";
     if (call->meta(&it, call, TG_CUDA_ITER_FLAGS) != 0) return NULL;
-    tg__ufunc_params(call, &f.p);
+    tg__ufunc_params(call, it.dtype, &f.p);
     const bool flagged = call->int_div && tg__pw_kind(it.dtype) == TG_PW_I64 && it.numel > 0;
     tg_cuda_flag zero_div;
     const int dev = tg__cuda_iter_device(&it);

@@ -94,8 +94,9 @@ static void ws_key_init(void) { pthread_key_create(&ws_key, ws_thread_exit); }
 
 #define GROW32(ws, arr, cap, need) \
     grow_i32((void **)&(ws)->arr, &(ws)->cap, (need), sizeof *(ws)->arr)
-static bool grow_i32(void **p, int32_t *cap, int64_t need, size_t sz)
+static inline bool grow_i32(void **p, int32_t *cap, int64_t need, size_t sz)
 {
+    if (need <= *cap) return true; /* the common case, several times a node: no call */
     int64_t c = *cap;
     if (!tg__array_reserve(p, &c, need, sz, 16)) return false;
     if (c > INT32_MAX) return false;
