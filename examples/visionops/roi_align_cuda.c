@@ -15,13 +15,13 @@ static tg_tensor *run(const char *op, tg_tensor *src, tg_tensor *rois, const vo_
     tg_device dev = tg_tensor_device(src);
     tg_dtype dt = tg_tensor_dtype(src);
     tg_tensor *s = tg_contiguous(src), *r = tg_contiguous(rois);
-    tg_tensor *dst = !s || !r       ? NULL
-                     : backward     ? tg_zeros(dst_size, .dtype = dt, .device = dev)
-                                    : tg_empty(dst_size, .dtype = dt, .device = dev);
-    const char *err = dst ? vo_roi_align_cuda(tg_tensor_data(s), tg_tensor_data(r),
-                                              dt == TG_FLOAT64, a, backward, tg_tensor_data(dst),
-                                              tg_cuda_stream(dev.index))
-                          : NULL;
+    tg_tensor *dst = !s || !r   ? NULL
+                     : backward ? tg_zeros(dst_size, .dtype = dt, .device = dev)
+                                : tg_empty(dst_size, .dtype = dt, .device = dev);
+    const char *err =
+        dst ? vo_roi_align_cuda(tg_tensor_data(s), tg_tensor_data(r), dt == TG_FLOAT64, a, backward,
+                                tg_tensor_data(dst), tg_cuda_stream(dev.index))
+            : NULL;
     tg_release(s);
     tg_release(r);
     if (!err) return dst;
@@ -35,9 +35,15 @@ tg_tensor *visionops__cuda_roi_align_cuda(tg_tensor *input, tg_tensor *rois, dou
                                           int64_t sampling_ratio, bool aligned)
 {
     if (vo_check_roi_align(input, rois, pooled_height, pooled_width)) return NULL;
-    vo_roi_align_args a = { tg_tensor_size(rois, 0), tg_tensor_size(input, 1),
-                            tg_tensor_size(input, 2), tg_tensor_size(input, 3),
-                            pooled_height, pooled_width, sampling_ratio, spatial_scale, aligned };
+    vo_roi_align_args a = { tg_tensor_size(rois, 0),
+                            tg_tensor_size(input, 1),
+                            tg_tensor_size(input, 2),
+                            tg_tensor_size(input, 3),
+                            pooled_height,
+                            pooled_width,
+                            sampling_ratio,
+                            spatial_scale,
+                            aligned };
     return run("visionops::roi_align", input, rois, &a, false, TG_INTS(a.K, a.C, a.PH, a.PW));
 }
 
@@ -49,8 +55,10 @@ tg_tensor *visionops__cuda_roi_align_backward_cuda(tg_tensor *grad, tg_tensor *r
 {
     if (vo_check_roi_align_backward(grad, rois, pooled_height, pooled_width, batch_size, channels))
         return NULL;
-    vo_roi_align_args a = { tg_tensor_size(rois, 0), channels, height, width, pooled_height,
-                            pooled_width, sampling_ratio, spatial_scale, aligned };
+    vo_roi_align_args a = {
+        tg_tensor_size(rois, 0), channels,      height, width, pooled_height, pooled_width,
+        sampling_ratio,          spatial_scale, aligned
+    };
     return run("visionops::_roi_align_backward", grad, rois, &a, true,
                TG_INTS(batch_size, channels, height, width));
 }

@@ -65,7 +65,8 @@ struct roi_bin {
     vo_roi g;
 };
 
-template <typename T> __device__ roi_bin bin_of(int64_t t, const T *rois, const vo_roi_align_args &a)
+template <typename T>
+__device__ roi_bin bin_of(int64_t t, const T *rois, const vo_roi_align_args &a)
 {
     int64_t k = t / (a.PW * a.PH * a.C);
     double r[5];
