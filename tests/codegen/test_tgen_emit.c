@@ -18,6 +18,14 @@ static tgen_result gen(const char *spec, const char *out)
     return tgen_run(args);
 }
 
+/* gen(), failing the test unless tgen succeeds. */
+static void gen_ok(const char *spec, const char *out)
+{
+    tgen_result r = gen(spec, out);
+    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+}
+
 static bool have(const char *cc)
 {
     char cmd[128];
@@ -62,9 +70,7 @@ static const char *const edge_user =
 Test(tgen_emit, edge_cases_compile_warning_free)
 {
     char *dir = tgen_tmpdir("emit");
-    tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_ok("tests/codegen/emit/edge.yaml", dir);
 
     tgen_write_file(dir, "edge_user.c", edge_user);
 
@@ -136,9 +142,7 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
 Test(tgen_emit, autogen_forms_compile)
 {
     char *dir = tgen_tmpdir("emit");
-    tgen_result r = gen("tests/codegen/emit/autogen_forms.yaml", dir);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_ok("tests/codegen/emit/autogen_forms.yaml", dir);
     char path[512];
     snprintf(path, sizeof path, "%s/tg_structured.c", dir);
     char *g = tgen_slurp(path);
@@ -259,9 +263,7 @@ Test(tgen_emit, operator_headers_are_self_contained)
 {
     if (!have("gcc")) return;
     char *dir = tgen_tmpdir("emit");
-    tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_ok("tests/codegen/emit/edge.yaml", dir);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && for h in ops/*.h kernels/*.h tg_op_types.h; do "
