@@ -53,6 +53,28 @@ static inline tg_tensor *kt_tensor_i64(const int64_t *v, const int64_t *shape, i
     return tg_tensor_from_data(v, shape, ndim, TG_INT64);
 }
 
+/* Releases the n tensors of ts in order (NULL entries too: tg_release(NULL) is a no-op). */
+static inline void kt_release_n(tg_tensor *const *ts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) tg_release(ts[i]);
+}
+
+/* kt_release_all(a, b, c): tg_release of each tensor named, in order. */
+#define kt_release_all(...)                           \
+    kt_release_n((tg_tensor *const[]){ __VA_ARGS__ }, \
+                 sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *))
+
+/* The number of elements of a static array. */
+#define KT_NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
+
+/* The number of elements of a shape (1 for none). */
+static inline int64_t kt_shape_numel(const int64_t *shape, int64_t ndim)
+{
+    int64_t r = 1;
+    for (int64_t i = 0; i < ndim; i++) r *= shape[i];
+    return r;
+}
+
 /* Uniform random doubles in [lo, hi) from a fixed LCG (reproducible, no library RNG). */
 static inline void kt_fill_random(double *v, int64_t n, uint64_t seed, double lo, double hi)
 {
@@ -106,6 +128,65 @@ static inline void kt_assert_close(const tg_tensor *t, const double *want, int64
     free(got);
 }
 
+/* The .grad of leaf against want, as kt_assert_close (inside a scope, which owns it). */
+static inline void kt_assert_grad(const tg_tensor *leaf, const double *want, int64_t n, double rtol,
+                                  double atol, const char *what)
+{
+    tg_tensor *g = tg_tensor_grad(leaf);
+    cr_assert(g, "%s: no gradient", what);
+    kt_assert_close(g, want, n, rtol, atol, what); /* g belongs to the open scope */
+}
+
+/* d<v, f(x)>/dx against want, as kt_assert_close: x a float64 leaf of the given shape holding
+ * xv, v of that shape too (f keeps it) holding vv. Everything made is released by a scope of its own. */
+static inline void kt_assert_vjp(tg_tensor *(*f)(tg_tensor *x), const double *xv, const double *vv,
+                                 const int64_t *shape, int64_t ndim, const double *want,
+                                 double rtol, double atol, const char *what)
+{
+    tg_scope_begin();
+    tg_tensor *x = tg_tensor_set_requires_grad(kt_tensor(xv, shape, ndim, TG_FLOAT64), true);
+    tg_tensor *v = kt_tensor(vv, shape, ndim, TG_FLOAT64);
+    tg_tensor *y = f(x), *gx = NULL;
+    cr_assert(y, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &gx, .grad_outputs = TG_TENSORS(v)), 0,
+                 "%s: %s", what, tg_last_error());
+    kt_assert_close(gx, want, kt_shape_numel(shape, ndim), rtol, atol, what);
+    tg_scope_end(); /* releases everything made inside */
+}
+
+/* d<w, f(g, x)>/dg and /dx (a backward operator's own derivatives: double backward) against
+ * want_g (NULL: not checked) and want_x, as kt_assert_close: g, x and w 1-d float64 of n values
+ * (w NULL: ones), g and x leaves. Everything made is released by a scope of its own. */
+static inline void kt_assert_second(tg_tensor *(*f)(tg_tensor *g, tg_tensor *x), const double *gv,
+                                    const double *xv, int64_t n, const double *wv,
+                                    const double *want_g, const double *want_x, double rtol,
+                                    double atol, const char *what)
+{
+    tg_scope_begin();
+    tg_tensor *g = tg_tensor_set_requires_grad(kt_tensor(gv, &n, 1, TG_FLOAT64), true);
+    tg_tensor *x = tg_tensor_set_requires_grad(kt_tensor(xv, &n, 1, TG_FLOAT64), true);
+    tg_tensor *w = wv ? kt_tensor(wv, &n, 1, TG_FLOAT64) : tg_ones(TG_INTS(n), .dtype = TG_FLOAT64);
+    tg_tensor *y = f(g, x), *grads[2] = { NULL, NULL };
+    cr_assert(y, "%s: %s", what, tg_last_error());
+    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(g, x), grads, .grad_outputs = TG_TENSORS(w)), 0,
+                 "%s: %s", what, tg_last_error());
+    char w2[128];
+    if (want_g) {
+        snprintf(w2, sizeof w2, "%s: d/d grad_output", what);
+        kt_assert_close(grads[0], want_g, n, rtol, atol, w2);
+    }
+    snprintf(w2, sizeof w2, "%s: d/d self", what);
+    kt_assert_close(grads[1], want_x, n, rtol, atol, w2);
+    tg_scope_end();
+}
+
+/* r, an operator's result, is its input x itself (a new reference to it), then released. */
+static inline void kt_assert_input_itself(tg_tensor *r, const tg_tensor *x, const char *what)
+{
+    cr_assert_eq(r, x, "%s: input itself", what);
+    tg_release(r);
+}
+
 /* The last error contains `needle`; then cleared. */
 static inline void kt_assert_error(const char *needle)
 {
@@ -129,6 +210,14 @@ static inline void kt_expect_last_error(const char *want)
     cr_expect(e != NULL, "expected the error \"%s\", got none", want);
     if (e) cr_expect_str_eq(e, want);
     tg_clear_error();
+}
+
+/* A refused call (non-fatal checks): its result r is NULL and the last error is exactly `want`
+ * (then cleared). */
+static inline void kt_expect_refusal(const void *r, const char *want)
+{
+    cr_expect_null(r, "accepted: expected the error \"%s\"", want);
+    kt_expect_last_error(want);
 }
 
 /* got and want (any devices, any strides) have the same dtype and shape, and every element

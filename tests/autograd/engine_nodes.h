@@ -70,6 +70,38 @@ static inline void en_expect_error(const char *needle)
 
 /* ------------------------------------------------------------------ nodes */
 
+/* A new node of a one-input operator (size bytes, one output, an edge to a), or NULL when a
+ * does not require grad. */
+static inline tg_node *en_node1(size_t size, const tg_node_vtable *vt, tg_tensor *a)
+{
+    if (!tg_autograd_any_requires_grad(&a, 1)) return NULL;
+    tg_node *n = tg_autograd_node_new(size, vt, 1, 1);
+    tg_autograd_node_set_next_edge(n, 0, a);
+    return n;
+}
+
+/* A new node of a two-input operator (size bytes, one output, edges to a and b), or NULL when
+ * neither requires grad. */
+static inline tg_node *en_node2(size_t size, const tg_node_vtable *vt, tg_tensor *a, tg_tensor *b)
+{
+    if (!tg_autograd_any_requires_grad((tg_tensor *[]){ a, b }, 2)) return NULL;
+    tg_node *n = tg_autograd_node_new(size, vt, 1, 2);
+    tg_autograd_node_set_next_edge(n, 0, a);
+    tg_autograd_node_set_next_edge(n, 1, b);
+    return n;
+}
+
+/* The end of an operator: its result r (computed below autograd) gets node n (NULL: none) as
+ * its history, and n's own reference is released. Returns r. */
+static inline tg_tensor *en_attach(tg_tensor *r, tg_node *n)
+{
+    if (n) {
+        if (r) tg_autograd_set_history(r, n, 0);
+        tg_autograd_node_release(n);
+    }
+    return r;
+}
+
 static inline tg_tensor *en_mul(tg_tensor *a, tg_tensor *b);
 static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b);
 
@@ -102,20 +134,12 @@ static const tg_node_vtable en_mul_vt = { "MulBackward0", en_mul_apply, en_mul_r
 
 static inline tg_tensor *en_mul(tg_tensor *a, tg_tensor *b)
 {
-    tg_node *n = NULL;
-    if (tg_autograd_any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
-        n = tg_autograd_node_new(sizeof(en_mul_node), &en_mul_vt, 1, 2);
-        tg_autograd_node_set_next_edge(n, 0, a);
-        tg_autograd_node_set_next_edge(n, 1, b);
+    tg_node *n = en_node2(sizeof(en_mul_node), &en_mul_vt, a, b);
+    if (n) {
         tg_autograd_save(&((en_mul_node *)n)->self, a, false, 0);
         tg_autograd_save(&((en_mul_node *)n)->other, b, false, 0);
     }
-    tg_tensor *r = EN_BELOW(tg_mul(a, b));
-    if (n) {
-        if (r) tg_autograd_set_history(r, n, 0);
-        tg_autograd_node_release(n);
-    }
-    return r;
+    return en_attach(EN_BELOW(tg_mul(a, b)), n);
 }
 
 /* AddBackward0: saves nothing and returns grad unreduced for both inputs (the engine sums
@@ -130,18 +154,8 @@ static const tg_node_vtable en_add_vt = { "AddBackward0", en_add_apply, NULL };
 
 static inline tg_tensor *en_add(tg_tensor *a, tg_tensor *b)
 {
-    tg_node *n = NULL;
-    if (tg_autograd_any_requires_grad((tg_tensor *[]){ a, b }, 2)) {
-        n = tg_autograd_node_new(sizeof(tg_node), &en_add_vt, 1, 2);
-        tg_autograd_node_set_next_edge(n, 0, a);
-        tg_autograd_node_set_next_edge(n, 1, b);
-    }
-    tg_tensor *r = EN_BELOW(tg_add(a, b));
-    if (n) {
-        if (r) tg_autograd_set_history(r, n, 0);
-        tg_autograd_node_release(n);
-    }
-    return r;
+    tg_node *n = en_node2(sizeof(tg_node), &en_add_vt, a, b);
+    return en_attach(EN_BELOW(tg_add(a, b)), n);
 }
 
 /* SumBackward0: saves self's sizes only; d/dself = grad expanded. */
@@ -159,18 +173,9 @@ static const tg_node_vtable en_sum_vt = { "SumBackward0", en_sum_apply, NULL };
 
 static inline tg_tensor *en_sum(tg_tensor *a)
 {
-    tg_node *n = NULL;
-    if (tg_autograd_any_requires_grad(&a, 1)) {
-        n = tg_autograd_node_new(sizeof(en_sum_node), &en_sum_vt, 1, 1);
-        tg_autograd_node_set_next_edge(n, 0, a);
-        tg__saved_sizes_save(&((en_sum_node *)n)->self_sizes, a);
-    }
-    tg_tensor *r = EN_BELOW(tg_sum(a));
-    if (n) {
-        if (r) tg_autograd_set_history(r, n, 0);
-        tg_autograd_node_release(n);
-    }
-    return r;
+    tg_node *n = en_node1(sizeof(en_sum_node), &en_sum_vt, a);
+    if (n) tg__saved_sizes_save(&((en_sum_node *)n)->self_sizes, a);
+    return en_attach(EN_BELOW(tg_sum(a)), n);
 }
 
 /* ExpBackward0: saves its output (a detached alias); d/dself = grad * result. */
@@ -191,11 +196,7 @@ static const tg_node_vtable en_exp_vt = { "ExpBackward0", en_exp_apply, en_exp_r
 
 static inline tg_tensor *en_exp(tg_tensor *a)
 {
-    tg_node *n = NULL;
-    if (tg_autograd_any_requires_grad(&a, 1)) {
-        n = tg_autograd_node_new(sizeof(en_exp_node), &en_exp_vt, 1, 1);
-        tg_autograd_node_set_next_edge(n, 0, a);
-    }
+    tg_node *n = en_node1(sizeof(en_exp_node), &en_exp_vt, a);
     tg_tensor *r = EN_BELOW(tg_exp(a));
     if (n) {
         if (r) {

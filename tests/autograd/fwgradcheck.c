@@ -13,6 +13,7 @@
 
 #include "gc_internal.h"
 #include "gradcheck.h"
+#include "kt_util.h"
 
 typedef struct fw_state {
     gc_func f;
@@ -121,24 +122,9 @@ static bool compare_primal(fw_state *s, const char *what, int o, tg_tensor *prim
 static bool compare_tangent(fw_state *s, const char *what, int o, tg_tensor *y, tg_tensor *t)
 {
     double *got = s->vals[o];
-    if (t) {
-        char ts[64], ys[64];
-        gc__shape_str(t, ts, sizeof ts);
-        gc__shape_str(y, ys, sizeof ys);
-        if (!gc__same_shape(t, y))
-            return gc__fail(s->msg, s->msg_size,
-                            "%s: the tangent of output %d has shape %s, expected %s", what,
-                            s->fout[o], ts, ys);
-        if (tg_tensor_dtype(t) != tg_tensor_dtype(y))
-            return gc__fail(s->msg, s->msg_size, "%s: the tangent of output %d is %s, expected %s",
-                            what, s->fout[o], tg_dtype_name(tg_tensor_dtype(t)),
-                            tg_dtype_name(tg_tensor_dtype(y)));
-        if (tg_tensor_to_doubles(t, got, s->n[o]) != 0)
-            return gc__fail(s->msg, s->msg_size, "%s: reading the tangent of output %d: %s", what,
-                            s->fout[o], last_error());
-    } else {
-        for (int64_t k = 0; k < s->n[o]; k++) got[k] = 0;
-    }
+    if (!gc__read_like(t, y, got, s->n[o], what, "tangent of output", s->fout[o], s->msg,
+                       s->msg_size))
+        return false;
     for (int64_t k = 0; k < s->n[o]; k++)
         if (!gc__close_enough(got[k], s->num[o][k], &s->o))
             return gc__fail(s->msg, s->msg_size,
@@ -185,8 +171,7 @@ static bool analytical_jvp(fw_state *s, double *const *v, const char *what)
             ok = gc__fail(s->msg, s->msg_size, "%s: unpacking output %d failed: %s", what,
                           s->fout[o], last_error());
         else ok = compare_primal(s, what, o, d.primal) && compare_tangent(s, what, o, y, d.tangent);
-        tg_release(d.primal);
-        tg_release(d.tangent);
+        kt_release_all(d.primal, d.tangent);
     }
     gc__release_all(out, n_out);
     gc__release_all(duals, s->n_diff);
@@ -264,12 +249,7 @@ static bool setup(fw_state *s, tg_tensor *const *in)
     if (!s->n_diff) return gc__fail(s->msg, s->msg_size, "no input requires grad");
     tg_tensor *out[GC_MAX_OUTPUTS];
     if (!call_f(s, s->args, out, &s->n_out, "plain inputs")) return false;
-    for (int k = 0; k < s->n_out; k++) {
-        if (!tg_dtype_is_floating(tg_tensor_dtype(out[k]))) continue;
-        s->fout[s->n_f] = k;
-        s->n[s->n_f++] = tg_tensor_numel(out[k]);
-    }
-    gc__release_all(out, s->n_out);
+    s->n_f = gc__floating_outputs(out, s->n_out, s->fout, s->n);
     for (int o = 0; o < s->n_f; o++) {
         size_t bytes = sizeof(double) * (size_t)(s->n[o] ? s->n[o] : 1);
         s->plain[o] = malloc(bytes);

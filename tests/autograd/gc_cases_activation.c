@@ -61,14 +61,8 @@ GC_FN(f_relu6)
 /* ------------------------------------------------------------------ hardswish, hardsigmoid */
 
 GC_FN(f_hardswish) { return scaled(x, y, tg_hardswish); }
-static tg_tensor *hardswish_of_4x_(tg_tensor *s)
-{
-    tg_tensor *t = times4(s);
-    tg_tensor *r = tg_hardswish_(t);
-    tg_release(t);
-    return r;
-}
-GC_FN(f_hardswish_) { return in_place(x, y, hardswish_of_4x_); }
+/* in place on 4 * x (a new tensor, not the leaf) */
+GC_FN(f_hardswish_) { return scaled(x, y, tg_hardswish_); }
 GC_FN(f_hardswish_backward)
 {
     tg_tensor *s = times4(x[1]);
@@ -77,14 +71,8 @@ GC_FN(f_hardswish_backward)
     return 1;
 }
 GC_FN(f_hardsigmoid) { return scaled(x, y, tg_hardsigmoid); }
-static tg_tensor *hardsigmoid_of_4x_(tg_tensor *s)
-{
-    tg_tensor *t = times4(s);
-    tg_tensor *r = tg_hardsigmoid_(t);
-    tg_release(t);
-    return r;
-}
-GC_FN(f_hardsigmoid_) { return in_place(x, y, hardsigmoid_of_4x_); }
+/* in place on 4 * x (a new tensor, not the leaf) */
+GC_FN(f_hardsigmoid_) { return scaled(x, y, tg_hardsigmoid_); }
 
 /* ------------------------------------------------------------------ elu */
 

@@ -4,6 +4,7 @@
  * derivative assumes each position is written once), values broadcast to the indexed shape;
  * masked_select with the mask or self broadcast. In-place operators run on a clone of x[0]. */
 #include "gradcheck.h"
+#include "kt_util.h"
 
 static int one(tg_tensor *r, tg_tensor **y)
 {
@@ -23,8 +24,7 @@ GC_FN(f_index_nonadjacent)
     static const int64_t a[2] = { 0, 2 }, b[2] = { 1, -1 };
     tg_tensor *i = longs(a, 2), *j = longs(b, 2);
     tg_tensor *r = tg_index(x[0], TG_TENSORS(i, NULL, j));
-    tg_release(i);
-    tg_release(j);
+    kt_release_all(i, j);
     return one(r, y);
 }
 GC_FN(f_index_none_first) { return one(tg_index(x[0], TG_TENSORS(NULL, x[1])), y); }

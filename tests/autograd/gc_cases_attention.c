@@ -35,10 +35,7 @@ GC_FN(f_sdpa_mask)
 }
 GC_FN(f_math)
 {
-    tg_tensors2 r = tg__scaled_dot_product_attention_math(x[0], x[1], x[2], .attn_mask = x[3]);
-    y[0] = r.r0;
-    y[1] = r.r1;
-    return 2;
+    return gc_y_t2(y, tg__scaled_dot_product_attention_math(x[0], x[1], x[2], .attn_mask = x[3]));
 }
 
 /* The in-place forms, applied to a clone of x[0] (a leaf that requires grad cannot be written). */

@@ -5,31 +5,33 @@
  * against PyTorch's values only (tests/ops/test_conv.c). */
 #include "gradcheck.h"
 
+/* convolution(x[0], weight x[1], bias x[2] when bias, the rest as given): the one result. */
+static int conv(tg_tensor *const *x, tg_tensor **y, bool bias, tg_int_list stride,
+                tg_int_list padding, tg_int_list dilation, bool transposed,
+                tg_int_list output_padding, int64_t groups)
+{
+    return gc_y1(y, tg_convolution(x[0], x[1], bias ? x[2] : NULL, stride, padding, dilation,
+                                   transposed, output_padding, groups));
+}
 GC_FN(f_conv2d)
 {
-    return gc_y1(y, tg_convolution(x[0], x[1], x[2], TG_INTS(1, 1), TG_INTS(1, 1), TG_INTS(1, 1),
-                                   false, TG_INTS(0, 0), 1));
+    return conv(x, y, true, TG_INTS(1, 1), TG_INTS(1, 1), TG_INTS(1, 1), false, TG_INTS(0, 0), 1);
 }
 GC_FN(f_conv2d_strided_grouped)
 {
-    return gc_y1(y, tg_convolution(x[0], x[1], NULL, TG_INTS(2, 1), TG_INTS(1, 0), TG_INTS(1, 2),
-                                   false, TG_INTS(0, 0), 2));
+    return conv(x, y, false, TG_INTS(2, 1), TG_INTS(1, 0), TG_INTS(1, 2), false, TG_INTS(0, 0), 2);
 }
 GC_FN(f_conv1d)
 {
-    y[0] =
-        tg_convolution(x[0], x[1], x[2], TG_INTS(2), TG_INTS(1), TG_INTS(1), false, TG_INTS(0), 1);
-    return 1;
+    return conv(x, y, true, TG_INTS(2), TG_INTS(1), TG_INTS(1), false, TG_INTS(0), 1);
 }
 GC_FN(f_conv_transpose2d)
 {
-    return gc_y1(y, tg_convolution(x[0], x[1], x[2], TG_INTS(2, 2), TG_INTS(1, 0), TG_INTS(1, 1),
-                                   true, TG_INTS(1, 0), 1));
+    return conv(x, y, true, TG_INTS(2, 2), TG_INTS(1, 0), TG_INTS(1, 1), true, TG_INTS(1, 0), 1);
 }
 GC_FN(f_conv_transpose_grouped)
 {
-    return gc_y1(y, tg_convolution(x[0], x[1], NULL, TG_INTS(1, 1), TG_INTS(0, 1), TG_INTS(2, 1),
-                                   true, TG_INTS(0, 0), 2));
+    return conv(x, y, false, TG_INTS(1, 1), TG_INTS(0, 1), TG_INTS(2, 1), true, TG_INTS(0, 0), 2);
 }
 /* convolution_backward of a conv2d (input (1,2,4,4), weight (3,2,2,2), padding 1): x[0] is
  * grad_output (1,3,5,5). */
@@ -50,9 +52,7 @@ GC_FN(f_conv_backward_transposed)
         tg_convolution_backward(x[0], x[1], x[2], TG_NO_INTS, TG_INTS(2), TG_INTS(0), TG_INTS(1),
                                 true, TG_INTS(1), 1, TG_BOOLS(true, true, false));
     if (!r.r0) return -1;
-    y[0] = r.r0;
-    y[1] = r.r1;
-    return 2;
+    return gc_y2(y, r.r0, r.r1);
 }
 GC_FN(f_conv2d_front)
 {

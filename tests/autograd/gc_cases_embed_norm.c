@@ -9,6 +9,7 @@
  * value tests cover it (tests/ops/test_embed_norm.c). */
 #include "gradcheck.h"
 #include "tg_cover.h"
+#include "kt_util.h"
 
 /* layer_norm_double_backward (native_layer_norm_backward's derivative) runs in the cases of
  * native_layer_norm_backward and the gradgradchecks of native_layer_norm below. */
@@ -17,8 +18,7 @@ TG_COVERS("layer_norm_double_backward");
 static int first3(tg_tensors3 r, tg_tensor **y)
 {
     y[0] = r.r0;
-    tg_release(r.r1);
-    tg_release(r.r2);
+    kt_release_all(r.r1, r.r2);
     return 1;
 }
 
@@ -44,14 +44,9 @@ GC_FN(f_native_ln_backward)
     tg_tensors3 r = tg_native_layer_norm(x[1], ns, x[2], NULL, 1e-5);
     tg_tensors3 g = tg_native_layer_norm_backward(x[0], x[1], ns, r.r1, r.r2, x[2], NULL,
                                                   TG_BOOLS(true, true, false));
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(r.r2);
+    kt_release_all(r.r0, r.r1, r.r2);
     if (!g.r0) return -1;
-    y[0] = g.r0;
-    y[1] = g.r1;
-    tg_release(g.r2);
-    return 2;
+    return gc_y_first2(y, g);
 }
 GC_FN(f_native_ln_backward_plain)
 {
@@ -59,9 +54,7 @@ GC_FN(f_native_ln_backward_plain)
     tg_tensors3 r = tg_native_layer_norm(x[1], ns, NULL, NULL, 1e-5);
     tg_tensors3 g = tg_native_layer_norm_backward(x[0], x[1], ns, r.r1, r.r2, NULL, NULL,
                                                   TG_BOOLS(true, false, false));
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(r.r2);
+    kt_release_all(r.r0, r.r1, r.r2);
     if (!g.r0) return -1;
     y[0] = g.r0;
     return 1;

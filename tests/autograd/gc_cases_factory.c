@@ -75,38 +75,19 @@ GC_FN(f_empty_like)
     return 2;
 }
 GC_FN(f_full_like) { return gc_y1(y, tg_full_like(x[0], 3)); }
-GC_FN(f_rand_like)
+/* x[0] times 1 (the differentiable result) and r, a random factory's result, filled with zeros
+ * (its values are random; what is checked is that it does not require grad); r released. */
+static int with_zeroed(tg_tensor *const *x, tg_tensor **y, tg_tensor *r)
 {
     y[0] = tg_mul_scalar(x[0], 1);
-    tg_tensor *r = tg_rand_like(x[0]);
     y[1] = tg_fill_(r, 0);
     tg_release(r);
     return 2;
 }
-GC_FN(f_randn_like)
-{
-    y[0] = tg_mul_scalar(x[0], 1);
-    tg_tensor *r = tg_randn_like(x[0]);
-    y[1] = tg_fill_(r, 0);
-    tg_release(r);
-    return 2;
-}
-GC_FN(f_randint_like)
-{
-    y[0] = tg_mul_scalar(x[0], 1);
-    tg_tensor *r = tg_randint_like(x[0], 5);
-    y[1] = tg_fill_(r, 0);
-    tg_release(r);
-    return 2;
-}
-GC_FN(f_randint_like_low)
-{
-    y[0] = tg_mul_scalar(x[0], 1);
-    tg_tensor *r = tg_randint_like_low(x[0], 1, 5);
-    y[1] = tg_fill_(r, 0);
-    tg_release(r);
-    return 2;
-}
+GC_FN(f_rand_like) { return with_zeroed(x, y, tg_rand_like(x[0])); }
+GC_FN(f_randn_like) { return with_zeroed(x, y, tg_randn_like(x[0])); }
+GC_FN(f_randint_like) { return with_zeroed(x, y, tg_randint_like(x[0], 5)); }
+GC_FN(f_randint_like_low) { return with_zeroed(x, y, tg_randint_like_low(x[0], 1, 5)); }
 
 static const gc_case factory_cases[] = {
     /* fills: the old values get no gradient */

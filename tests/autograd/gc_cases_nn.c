@@ -8,6 +8,7 @@
  * are chosen away from the points where an operator is not differentiable (GC_AWAY0 for relu
  * and abs, GC_POS for log and sqrt, GC_DISTINCT for max and min, which would otherwise tie). */
 #include "gradcheck.h"
+#include "kt_util.h"
 
 /* ------------------------------------------------------------------ softmax */
 
@@ -34,20 +35,8 @@ GC_FN(f_mse_loss_none) { return gc_y1(y, tg_mse_loss(x[0], x[1], .reduction = 0)
 GC_FN(f_nll_loss) { return gc_y1(y, tg_nll_loss(x[0], x[1])); }
 GC_FN(f_nll_loss_w) { return gc_y1(y, tg_nll_loss(x[0], x[1], .weight = x[2], .ignore_index = 1)); }
 GC_FN(f_nll_loss_none) { return gc_y1(y, tg_nll_loss(x[0], x[1], .reduction = 0)); }
-GC_FN(f_nll_loss_forward)
-{
-    tg_output_total_weight r = tg_nll_loss_forward(x[0], x[1], NULL, 1, -100);
-    y[0] = r.output;
-    y[1] = r.total_weight;
-    return 2;
-}
-GC_FN(f_nll_loss_forward_sum_w)
-{
-    tg_output_total_weight r = tg_nll_loss_forward(x[0], x[1], x[2], 2, 3);
-    y[0] = r.output;
-    y[1] = r.total_weight;
-    return 2;
-}
+GC_FN(f_nll_loss_forward) { return gc_y_otw(y, tg_nll_loss_forward(x[0], x[1], NULL, 1, -100)); }
+GC_FN(f_nll_loss_forward_sum_w) { return gc_y_otw(y, tg_nll_loss_forward(x[0], x[1], x[2], 2, 3)); }
 /* total_weight is computed from the same target (no grad): its mean divides by it. */
 GC_FN(f_nll_loss_backward)
 {
@@ -56,8 +45,7 @@ GC_FN(f_nll_loss_backward)
         r = tg_nll_loss_forward(x[1], x[2], NULL, 1, -100);
     }
     y[0] = tg_nll_loss_backward(x[0], x[1], x[2], NULL, 1, -100, r.total_weight);
-    tg_release(r.output);
-    tg_release(r.total_weight);
+    kt_release_all(r.output, r.total_weight);
     return 1;
 }
 GC_FN(f_cross_entropy) { return gc_y1(y, tg_cross_entropy(x[0], x[1])); }
@@ -78,9 +66,7 @@ GC_FN(f_native_dropout)
 {
     tg_manual_seed(11);
     tg_tensors2 r = tg_native_dropout(x[0], 0.3, TG_OPT_BOOL(true));
-    y[0] = r.r0;
-    y[1] = r.r1;
-    return 2;
+    return gc_y2(y, r.r0, r.r1);
 }
 GC_FN(f_native_dropout_backward)
 {

@@ -3,6 +3,7 @@
  * they are updated in place on every call, which the outputs do not depend on. */
 #include "gradcheck.h"
 #include "tg_cover.h"
+#include "kt_util.h"
 
 /* batchnorm_double_backward (native_batch_norm_backward's derivative) runs in the
  * gradgradchecks of batch norm below. */
@@ -17,8 +18,7 @@ TG_COVERS("batchnorm_double_backward");
 static int first3(tg_tensors3 r, tg_tensor **y)
 {
     y[0] = r.r0;
-    tg_release(r.r1);
-    tg_release(r.r2);
+    kt_release_all(r.r1, r.r2);
     return 1;
 }
 
@@ -49,13 +49,8 @@ GC_FN(f_native_bn_backward)
     tg_tensors3 r = tg_native_batch_norm(x[1], x[2], NULL, NULL, NULL, true, 0.1, 1e-5);
     tg_tensors3 g = tg_native_batch_norm_backward(x[0], x[1], x[2], NULL, NULL, r.r1, r.r2, true,
                                                   1e-5, TG_BOOLS(true, true, false));
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(r.r2);
-    y[0] = g.r0;
-    y[1] = g.r1;
-    tg_release(g.r2);
-    return 2;
+    kt_release_all(r.r0, r.r1, r.r2);
+    return gc_y_first2(y, g);
 }
 GC_FN(f_native_bn_backward_eval)
 {
@@ -76,13 +71,8 @@ GC_FN(f_native_gn_backward)
     tg_tensors3 r = tg_native_group_norm(x[1], x[2], NULL, 2, 4, 3, 2, 1e-5);
     tg_tensors3 g = tg_native_group_norm_backward(x[0], x[1], r.r1, r.r2, x[2], 2, 4, 3, 2,
                                                   TG_BOOLS(true, true, false));
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(r.r2);
-    y[0] = g.r0;
-    y[1] = g.r1;
-    tg_release(g.r2);
-    return 2;
+    kt_release_all(r.r0, r.r1, r.r2);
+    return gc_y_first2(y, g);
 }
 GC_FN(f_gn) { return gc_y1(y, tg_group_norm(x[0], 2, .weight = x[1], .bias = x[2])); }
 GC_FN(f_in)

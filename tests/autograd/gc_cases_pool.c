@@ -3,23 +3,18 @@
  * backward operators are checked as functions of grad_output (and self, whose gradient is
  * zero), with gradgrad where PyTorch has double backward. */
 #include "gradcheck.h"
+#include "kt_util.h"
 
 GC_FN(f_mp2d)
 {
-    tg_tensors2 r =
-        tg_max_pool2d_with_indices(x[0], TG_INTS(3), .stride = TG_INTS(2), .padding = TG_INTS(1));
-    y[0] = r.r0;
-    y[1] = r.r1;
-    return 2;
+    return gc_y_t2(y, tg_max_pool2d_with_indices(x[0], TG_INTS(3), .stride = TG_INTS(2),
+                                                 .padding = TG_INTS(1)));
 }
 GC_FN(f_mp2d_dil_ceil)
 {
-    tg_tensors2 r = tg_max_pool2d_with_indices(x[0], TG_INTS(2, 3), .stride = TG_INTS(2, 1),
-                                               .padding = TG_INTS(1, 0), .dilation = TG_INTS(1, 2),
-                                               .ceil_mode = true);
-    y[0] = r.r0;
-    y[1] = r.r1;
-    return 2;
+    return gc_y_t2(y, tg_max_pool2d_with_indices(x[0], TG_INTS(2, 3), .stride = TG_INTS(2, 1),
+                                                 .padding = TG_INTS(1, 0),
+                                                 .dilation = TG_INTS(1, 2), .ceil_mode = true));
 }
 /* grad_output x[0] through max_pool2d_with_indices_backward at the indices of x[1]. */
 GC_FN(f_mp2d_backward)
@@ -31,8 +26,7 @@ GC_FN(f_mp2d_backward)
     }
     y[0] = tg_max_pool2d_with_indices_backward(x[0], x[1], TG_INTS(2), TG_INTS(2), TG_INTS(1),
                                                TG_INTS(1), false, r.r1);
-    tg_release(r.r0);
-    tg_release(r.r1);
+    kt_release_all(r.r0, r.r1);
     return y[0] ? 1 : -1;
 }
 GC_FN(f_mp2d_composite) { return gc_y1(y, tg_max_pool2d(x[0], TG_INTS(2))); }
@@ -50,9 +44,7 @@ GC_FN(f_mp_double)
         tg_tensor *s = a ? tg_sin(a) : NULL;
         tg_tensor *z = s ? tg_reshape(s, TG_INTS(2, 3, 4, 5)) : NULL;
         if (z) r = tg_max_pool2d_with_indices(z, TG_INTS(2), .stride = TG_INTS(1));
-        tg_release(z);
-        tg_release(s);
-        tg_release(a);
+        kt_release_all(z, s, a);
     }
     tg_release(r.r0);
     y[0] = r.r1 ? tg_max_pool_double_backward(x[0], r.r1, 2) : NULL;
@@ -85,13 +77,7 @@ GC_FN(f_ap1d)
 GC_FN(f_aap) { return gc_y1(y, tg__adaptive_avg_pool2d(x[0], TG_INTS(3, 2))); }
 GC_FN(f_aap_composite) { return gc_y1(y, tg_adaptive_avg_pool2d(x[0], TG_INTS(1, 1))); }
 GC_FN(f_aap_backward) { return gc_y1(y, tg__adaptive_avg_pool2d_backward(x[0], x[1])); }
-GC_FN(f_amp)
-{
-    tg_tensors2 r = tg_adaptive_max_pool2d(x[0], TG_INTS(3, 2));
-    y[0] = r.r0;
-    y[1] = r.r1;
-    return 2;
-}
+GC_FN(f_amp) { return gc_y_t2(y, tg_adaptive_max_pool2d(x[0], TG_INTS(3, 2))); }
 GC_FN(f_amp_backward)
 {
     tg_tensors2 r = { NULL, NULL };
@@ -99,8 +85,7 @@ GC_FN(f_amp_backward)
         r = tg_adaptive_max_pool2d(x[1], TG_INTS(3, 2));
     }
     y[0] = tg_adaptive_max_pool2d_backward(x[0], x[1], r.r1);
-    tg_release(r.r0);
-    tg_release(r.r1);
+    kt_release_all(r.r0, r.r1);
     return y[0] ? 1 : -1;
 }
 GC_FN(f_cpad) { return gc_y1(y, tg_constant_pad_nd(x[0], TG_INTS(1, 2, -1, 1), .value = 0.5)); }

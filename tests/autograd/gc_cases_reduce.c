@@ -26,27 +26,9 @@ GC_FN(f_amin_dims_keep) { return gc_y1(y, tg_amin(x[0], .dim = TG_INTS(0, 2), .k
 GC_FN(f_amin_all) { return gc_y1(y, tg_amin(x[0])); }
 GC_FN(f_max_all) { return gc_y1(y, tg_max(x[0])); }
 GC_FN(f_min_all) { return gc_y1(y, tg_min(x[0])); }
-GC_FN(f_max_dim)
-{
-    tg_values_indices r = tg_max_dim(x[0], 1);
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
-}
-GC_FN(f_max_dim_keep)
-{
-    tg_values_indices r = tg_max_dim(x[0], 0, .keepdim = true);
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
-}
-GC_FN(f_min_dim)
-{
-    tg_values_indices r = tg_min_dim(x[0], -1);
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
-}
+GC_FN(f_max_dim) { return gc_y_vi(y, tg_max_dim(x[0], 1)); }
+GC_FN(f_max_dim_keep) { return gc_y_vi(y, tg_max_dim(x[0], 0, .keepdim = true)); }
+GC_FN(f_min_dim) { return gc_y_vi(y, tg_min_dim(x[0], -1)); }
 GC_FN(f_var_dim) { return gc_y1(y, tg_var(x[0], .dim = TG_INTS(1))); }
 GC_FN(f_var_all_c0) { return gc_y1(y, tg_var(x[0], .correction = TG_SOME(0))); }
 GC_FN(f_var_keep) { return gc_y1(y, tg_var(x[0], .dim = TG_INTS(0), .keepdim = true)); }

@@ -3,19 +3,10 @@
  * sort_backward, has no derivative of its own yet (double backward is not supported). */
 #include "gradcheck.h"
 
-GC_FN(f_sort_last)
-{
-    tg_values_indices r = tg_sort_stable(x[0], TG_OPT_BOOL(true));
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
-}
+GC_FN(f_sort_last) { return gc_y_vi(y, tg_sort_stable(x[0], TG_OPT_BOOL(true))); }
 GC_FN(f_sort_dim0_desc)
 {
-    tg_values_indices r = tg_sort_stable(x[0], TG_OPT_BOOL(false), .dim = 0, .descending = true);
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
+    return gc_y_vi(y, tg_sort_stable(x[0], TG_OPT_BOOL(false), .dim = 0, .descending = true));
 }
 GC_FN(f_sort_composite)
 {
@@ -24,20 +15,8 @@ GC_FN(f_sort_composite)
     tg_release(r.indices);
     return 1;
 }
-GC_FN(f_topk3)
-{
-    tg_values_indices r = tg_topk(x[0], 3);
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
-}
-GC_FN(f_topk_dim0_smallest)
-{
-    tg_values_indices r = tg_topk(x[0], 2, .dim = 0, .largest = false);
-    y[0] = r.values;
-    y[1] = r.indices;
-    return 2;
-}
+GC_FN(f_topk3) { return gc_y_vi(y, tg_topk(x[0], 3)); }
+GC_FN(f_topk_dim0_smallest) { return gc_y_vi(y, tg_topk(x[0], 2, .dim = 0, .largest = false)); }
 
 static const gc_case sort_cases[] = {
     GC_CASE("sort.stable", "(3, 5) last dim", f_sort_last, { DISTINCT(3, 5) }),

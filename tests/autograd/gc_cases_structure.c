@@ -4,6 +4,7 @@
  * cumprod's input with zeros is x * mask (a fixed mask of zeros made on x's device), so the
  * gradient flows through cumprod_backward's zero branches. */
 #include "gradcheck.h"
+#include "kt_util.h"
 
 GC_FN(f_cumsum1) { return gc_y1(y, tg_cumsum(x[0], 1)); }
 GC_FN(f_cumsum_neg) { return gc_y1(y, tg_cumsum(x[0], -3)); }
@@ -23,13 +24,11 @@ GC_FN(f_cumprod_zeros)
             tg_release(e);
         }
         m = f ? tg_reshape(f, TG_INTS(3, 5)) : NULL;
-        tg_release(f);
-        tg_release(ones);
+        kt_release_all(f, ones);
     }
     z = m ? tg_mul(x[0], m) : NULL;
     y[0] = z ? tg_cumprod(z, 1) : NULL;
-    tg_release(z);
-    tg_release(m);
+    kt_release_all(z, m);
     return y[0] ? 1 : -1;
 }
 /* cumprod_backward as a function of grad (x[0]) and input (x[1]). */

@@ -23,6 +23,14 @@ bool gc__close_enough(double analytical, double numerical, const gc_opts *o);
 tg_tensor *gc__tensor_like(const tg_tensor *t, const double *vals);
 /* opts with every zero field replaced by its default (gradcheck.h); opts may be NULL. */
 gc_opts gc__defaults(const gc_opts *opts);
+/* The values of t, the `kind` `which` (kind "tangent of output", which 2) of a check named
+ * `what`, into got[0..n), after checking t has like's shape and dtype; a NULL t reads as zeros.
+ * Returns false with msg set when t differs or cannot be read. */
+bool gc__read_like(const tg_tensor *t, const tg_tensor *like, double *got, int64_t n,
+                   const char *what, const char *kind, int which, char *msg, size_t msg_size);
+/* The floating outputs among out[0..n_out): their positions in fout[] and numels in n[]; every
+ * output is released (and set to NULL). Returns how many are floating. */
+int gc__floating_outputs(tg_tensor **out, int n_out, int *fout, int64_t *n);
 /* Releases ts[0..n) and sets them to NULL. */
 void gc__release_all(tg_tensor **ts, int n);
 

@@ -190,6 +190,40 @@ typedef struct gc_state {
     size_t msg_size;
 } gc_state;
 
+bool gc__read_like(const tg_tensor *t, const tg_tensor *like, double *got, int64_t n,
+                   const char *what, const char *kind, int which, char *msg, size_t msg_size)
+{
+    if (!t) {
+        for (int64_t k = 0; k < n; k++) got[k] = 0;
+        return true;
+    }
+    char ts[64], ls[64];
+    gc__shape_str(t, ts, sizeof ts);
+    gc__shape_str(like, ls, sizeof ls);
+    if (!gc__same_shape(t, like))
+        return gc__fail(msg, msg_size, "%s: the %s %d has shape %s, expected %s", what, kind, which,
+                        ts, ls);
+    if (tg_tensor_dtype(t) != tg_tensor_dtype(like))
+        return gc__fail(msg, msg_size, "%s: the %s %d is %s, expected %s", what, kind, which,
+                        tg_dtype_name(tg_tensor_dtype(t)), tg_dtype_name(tg_tensor_dtype(like)));
+    if (tg_tensor_to_doubles(t, got, n) != 0)
+        return gc__fail(msg, msg_size, "%s: reading the %s %d: %s", what, kind, which,
+                        tg_last_error() ? tg_last_error() : "(no error recorded)");
+    return true;
+}
+
+int gc__floating_outputs(tg_tensor **out, int n_out, int *fout, int64_t *n)
+{
+    int n_f = 0;
+    for (int k = 0; k < n_out; k++) {
+        if (!tg_dtype_is_floating(tg_tensor_dtype(out[k]))) continue;
+        fout[n_f] = k;
+        n[n_f++] = tg_tensor_numel(out[k]);
+    }
+    gc__release_all(out, n_out);
+    return n_f;
+}
+
 void gc__release_all(tg_tensor **ts, int n)
 {
     for (int i = 0; i < n; i++) {
@@ -270,25 +304,9 @@ static void numerical_vjp(const gc_state *s, int o, int i, const double *v, doub
 static bool compare_grad(gc_state *s, const char *what, int o, int i, tg_tensor *g,
                          const double *want, double *got)
 {
-    tg_tensor *x = s->in[s->diff[i]];
-    if (g) {
-        char gs[64], xs[64];
-        gc__shape_str(g, gs, sizeof gs);
-        gc__shape_str(x, xs, sizeof xs);
-        if (!gc__same_shape(g, x))
-            return gc__fail(s->msg, s->msg_size,
-                            "%s: the gradient of input %d has shape %s, expected %s", what,
-                            s->diff[i], gs, xs);
-        if (tg_tensor_dtype(g) != tg_tensor_dtype(x))
-            return gc__fail(s->msg, s->msg_size, "%s: the gradient of input %d is %s, expected %s",
-                            what, s->diff[i], tg_dtype_name(tg_tensor_dtype(g)),
-                            tg_dtype_name(tg_tensor_dtype(x)));
-        if (tg_tensor_to_doubles(g, got, s->m[i]) != 0)
-            return gc__fail(s->msg, s->msg_size, "%s: reading a gradient: %s", what,
-                            tg_last_error());
-    } else {
-        for (int64_t j = 0; j < s->m[i]; j++) got[j] = 0;
-    }
+    if (!gc__read_like(g, s->in[s->diff[i]], got, s->m[i], what, "gradient of input", s->diff[i],
+                       s->msg, s->msg_size))
+        return false;
     for (int64_t j = 0; j < s->m[i]; j++)
         if (!gc__close_enough(got[j], want[j], &s->o))
             return gc__fail(
@@ -433,12 +451,7 @@ static bool setup(gc_state *s)
     if (!s->n_diff) return gc__fail(s->msg, s->msg_size, "no input requires grad");
     tg_tensor *out[GC_MAX_OUTPUTS];
     if (!call_f(s, out, &s->n_out)) return false;
-    for (int k = 0; k < s->n_out; k++) {
-        if (!tg_dtype_is_floating(tg_tensor_dtype(out[k]))) continue;
-        s->fout[s->n_f] = k;
-        s->n[s->n_f++] = tg_tensor_numel(out[k]);
-    }
-    gc__release_all(out, s->n_out);
+    s->n_f = gc__floating_outputs(out, s->n_out, s->fout, s->n);
     for (int o = 0; o < s->n_f; o++) {
         s->vals[o] = malloc(sizeof(double) * (size_t)(s->n[o] ? s->n[o] : 1));
         for (int i = 0; i < s->n_diff; i++) {
@@ -567,6 +580,13 @@ int gc_num_cases(void)
         if (t->cases) n += t->n;
     return (int)n;
 }
+
+static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
+{
+    return ((const gc_case *)ctx)->fn(in, out);
+}
+
+gc_func gc_case_func(const gc_case *c) { return (gc_func){ call_case, c }; }
 
 const gc_case *gc_case_at(int i)
 {

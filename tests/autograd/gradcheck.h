@@ -141,6 +141,9 @@ typedef struct gc_case_table {
 int gc_num_cases(void);
 const gc_case *gc_case_at(int i);
 
+/* Case c's function as the function gc_gradcheck and gc_fwgradcheck check (c must outlive it). */
+gc_func gc_case_func(const gc_case *c);
+
 /* The inputs case c (the index-th registered one) describes, from a seed fixed by the index, so
  * that every check running the case (gradcheck, fwgradcheck) sees the same tensors; layouts
  * other than GC_CONTIG are checked to be non-contiguous. Returns how many, or -1 with msg set
@@ -162,6 +165,34 @@ static inline int gc_y1(tg_tensor **y, tg_tensor *r)
 {
     y[0] = r;
     return 1;
+}
+
+/* The end of a two-result case: y[0] = a, y[1] = b. Returns 2. */
+static inline int gc_y2(tg_tensor **y, tg_tensor *a, tg_tensor *b)
+{
+    y[0] = a;
+    y[1] = b;
+    return 2;
+}
+
+/* Both results of an operator returning a pair (values and indices, r0 and r1, output and
+ * total_weight) as y[0] and y[1]. Returns 2. */
+static inline int gc_y_vi(tg_tensor **y, tg_values_indices r)
+{
+    return gc_y2(y, r.values, r.indices);
+}
+static inline int gc_y_t2(tg_tensor **y, tg_tensors2 r) { return gc_y2(y, r.r0, r.r1); }
+static inline int gc_y_otw(tg_tensor **y, tg_output_total_weight r)
+{
+    return gc_y2(y, r.output, r.total_weight);
+}
+
+/* The first two of three results as y[0] and y[1], the third released (a backward whose last
+ * gradient is not asked for). Returns 2. */
+static inline int gc_y_first2(tg_tensor **y, tg_tensors3 r)
+{
+    tg_release(r.r2);
+    return gc_y2(y, r.r0, r.r1);
 }
 
 /* The end of an in-place case: self is the clone of x[0] the operator ran on, r its result (a

@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "engine_nodes.h"
+#include "kt_util.h"
 
 static void leak_check(void)
 {
@@ -33,13 +34,11 @@ Test(autograd_engine, accumulates_into_leaves)
         EN_EXPECT_GRAD(a, 4 * it, 5 * it, 6 * it); /* a second backward adds */
         EN_EXPECT_GRAD(b, 1 * it, 2 * it, 3 * it);
         cr_expect_null(tg_tensor_grad(c), "non-leaf .grad is not kept by default");
-        tg_release(s);
-        tg_release(c);
+        kt_release_all(s, c);
     }
     tg_tensor_set_grad(a, NULL);
     cr_expect_null(tg_tensor_grad(a));
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(a, b);
 }
 
 Test(autograd_engine, diamond_and_repeated_input)
@@ -49,20 +48,13 @@ Test(autograd_engine, diamond_and_repeated_input)
     tg_tensor *x = en_mul(a, b), *y = en_mul(a, c), *d = en_add(x, y), *s = en_sum(d);
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
     EN_EXPECT_GRAD(a, 13, 24);
-    tg_release(s);
-    tg_release(d);
-    tg_release(x);
-    tg_release(y);
+    kt_release_all(s, d, x, y);
     /* the same tensor on both edges of one node: a*a -> 2a */
     tg_tensor_set_grad(a, NULL);
     tg_tensor *sq = en_mul(a, a), *s2 = en_sum(sq);
     cr_assert_eq(tg_backward(s2), 0, "%s", tg_last_error());
     EN_EXPECT_GRAD(a, 2, 4);
-    tg_release(s2);
-    tg_release(sq);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
+    kt_release_all(s2, sq, a, b, c);
 }
 
 Test(autograd_engine, broadcast_gradient_is_reduced)
@@ -74,10 +66,7 @@ Test(autograd_engine, broadcast_gradient_is_reduced)
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
     EN_EXPECT_GRAD(b, 2, 2, 2);
     EN_EXPECT_GRAD(a, 1, 1, 1, 1, 1, 1);
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(s, c, a, b);
 }
 
 Test(autograd_engine, leaf_root_and_explicit_grad)
@@ -88,8 +77,7 @@ Test(autograd_engine, leaf_root_and_explicit_grad)
     cr_assert_eq(tg_backward(a, .grad = g), 0);
     EN_EXPECT_GRAD(a, 10, 14);
     EN_EXPECT(g, 5, 7); /* the caller's gradient was not modified */
-    tg_release(a);
-    tg_release(g);
+    kt_release_all(a, g);
 }
 
 Test(autograd_engine, root_errors)
@@ -105,10 +93,7 @@ Test(autograd_engine, root_errors)
     en_expect_error("Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and "
                     "output[0] has a shape of torch.Size([2]).");
     cr_expect_null(tg_tensor_grad(a));
-    tg_release(g);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(g, c, a, b);
 }
 
 /* ------------------------------------------------------------------ retain / create graph */
@@ -124,10 +109,7 @@ Test(autograd_engine, retain_graph_and_second_backward_error)
     cr_expect_str_eq(tg_last_error(), ERR_TWICE);
     tg_clear_error();
     EN_EXPECT_GRAD(a, 6); /* a failed backward leaves .grad alone */
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(s, c, a, b);
 }
 
 static bool probe_mode;
@@ -151,9 +133,7 @@ Test(autograd_engine, grad_mode_during_backward)
     cr_expect(probe_mode, "grad mode is on under create_graph");
     cr_expect(tg_is_grad_enabled());
     tg_tensor_set_grad(a, NULL); /* break the .grad -> graph -> a cycle */
-    tg_release(s);
-    tg_release(p);
-    tg_release(a);
+    kt_release_all(s, p, a);
 }
 
 Test(autograd_engine, double_backward_through_create_graph)
@@ -171,13 +151,7 @@ Test(autograd_engine, double_backward_through_create_graph)
     EN_EXPECT(g2, 6, 12);
     cr_expect(!tg_tensor_requires_grad(g2));
     cr_expect_null(tg_tensor_grad(a), "tg_grad does not accumulate into .grad");
-    tg_release(g2);
-    tg_release(gs);
-    tg_release(g1);
-    tg_release(s);
-    tg_release(y);
-    tg_release(a2);
-    tg_release(a);
+    kt_release_all(g2, gs, g1, s, y, a2, a);
 }
 
 /* ------------------------------------------------------------------ hooks and retain_grad */
@@ -209,11 +183,7 @@ Test(autograd_engine, hooks)
     EN_EXPECT_GRAD(a, 10);
     cr_expect_eq(tg_tensor_register_hook(b, hook_observe, &seen), -1);
     en_expect_error("cannot register a hook on a tensor that doesn't require gradient");
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
-    tg_release(two);
+    kt_release_all(s, c, a, b, two);
 }
 
 Test(autograd_engine, retain_grad)
@@ -227,18 +197,14 @@ Test(autograd_engine, retain_grad)
     cr_expect_null(tg_tensor_grad(d));
     cr_assert_eq(tg_backward(s), 0);
     EN_EXPECT_GRAD(c, 6, 8); /* retained grads accumulate too */
-    tg_release(s);
-    tg_release(d);
-    tg_release(c);
+    kt_release_all(s, d, c);
     /* a tensor that retains grad and dies before the backward: its entry goes with it */
     c = en_mul(a, b);
     s = en_sum(c);
     tg_tensor_retain_grad(c);
     tg_release(c);
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
-    tg_release(s);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(s, a, b);
     tg_tensor *x = EN_VEC(1);
     tg_tensor_retain_grad(x);
     en_expect_error("can't retain_grad on Tensor that has requires_grad=False");
@@ -263,8 +229,7 @@ Test(autograd_engine, grad_allow_unused)
     EN_EXPECT(g[1], 1, 2);
     cr_expect_null(g[2]);
     cr_expect_null(tg_tensor_grad(a));
-    tg_release(g[0]);
-    tg_release(g[1]);
+    kt_release_all(g[0], g[1]);
     /* a non-leaf input: its gradient is captured, nothing below it runs */
     cr_assert_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(c), g), 0, "%s", tg_last_error());
     EN_EXPECT(g[0], 1, 1);
@@ -272,12 +237,7 @@ Test(autograd_engine, grad_allow_unused)
     tg_tensor *k = EN_VEC(1);
     cr_expect_eq(tg_grad(TG_TENSORS(s), TG_TENSORS(k), g), -1);
     en_expect_error("One of the differentiated Tensors does not require grad");
-    tg_release(k);
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
-    tg_release(z);
+    kt_release_all(k, s, c, a, b, z);
 }
 
 /* ------------------------------------------------------------------ in-place checks */
@@ -295,8 +255,7 @@ Test(autograd_engine, version_counter_errors)
         "instead. Hint: the tensor was modified in place after it was saved for backward; "
         "clone() it before the in-place operation, or use the out-of-place operation.");
     tg_clear_error();
-    tg_release(s);
-    tg_release(c);
+    kt_release_all(s, c);
     /* a saved output: the message names the node it is an output of */
     tg_tensor *e = en_exp(a);
     s = en_sum(e);
@@ -305,10 +264,7 @@ Test(autograd_engine, version_counter_errors)
     cr_expect_eq(tg_backward(s), -1);
     en_expect_error("[torch.FloatTensor [3]], which is output 0 of ExpBackward0, is at "
                     "version 2; expected version 0 instead.");
-    tg_release(s);
-    tg_release(e);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(s, e, a, b);
 }
 
 Test(autograd_engine, inplace_checks)
@@ -336,11 +292,7 @@ Test(autograd_engine, inplace_checks)
                      "automatic differentiation, but one of the arguments requires grad.");
     tg_clear_error();
     cr_expect_eq(tg_autograd_check_out("add", (tg_tensor *[]){ b, NULL }, 2), 0);
-    tg_release(w);
-    tg_release(v);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(w, v, c, a, b);
 }
 
 /* ------------------------------------------------------------------ inspection */
@@ -369,11 +321,7 @@ Test(autograd_engine, grad_fn_inspection)
     tg_tensor *s = en_sum(c);
     cr_expect_str_eq(tg_node_name(tg_tensor_grad_fn(s)), "SumBackward0");
     cr_expect_eq(tg_node_next(tg_tensor_grad_fn(s), 0, NULL), fn);
-    tg_release(s);
-    tg_release(d);
-    tg_release(c);
-    tg_release(a);
-    tg_release(k);
+    kt_release_all(s, d, c, a, k);
 }
 
 /* ------------------------------------------------------------------ more semantics */
@@ -392,11 +340,7 @@ Test(autograd_engine, grad_accumulates_in_place_and_set_grad_checks)
     tg_tensor *wrong = EN_VEC(1, 2, 3);
     tg_tensor_set_grad(a, wrong);
     en_expect_error("assigned grad has data of a different size: [3] vs [2]");
-    tg_release(wrong);
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(wrong, s, c, a, b);
 }
 
 Test(autograd_engine, saved_output_does_not_keep_output_alive)
@@ -408,8 +352,7 @@ Test(autograd_engine, saved_output_does_not_keep_output_alive)
     cr_expect_eq(tg_live_tensors(), live - 1);
     cr_assert_eq(tg_backward(s), 0, "%s", tg_last_error());
     EN_EXPECT_GRAD(a, 1, exp(1.0));
-    tg_release(s);
-    tg_release(a);
+    kt_release_all(s, a);
 }
 
 Test(autograd_engine, grad_with_several_outputs_and_grad_outputs)
@@ -422,14 +365,7 @@ Test(autograd_engine, grad_with_several_outputs_and_grad_outputs)
                  0, "%s", tg_last_error());
     EN_EXPECT(g[0], 1 * 3 + 100, 10 * 4 + 1000);
     EN_EXPECT(g[1], 1 * 1 + 100, 10 * 2 + 1000);
-    tg_release(g[0]);
-    tg_release(g[1]);
-    tg_release(gc);
-    tg_release(gd);
-    tg_release(c);
-    tg_release(d);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(g[0], g[1], gc, gd, c, d, a, b);
 }
 
 /* A hook that runs a whole backward of its own (a nested task on the same thread). */
@@ -440,8 +376,7 @@ static tg_tensor *hook_nested(tg_tensor *g, void *ctx)
     tg_tensor *y = en_mul(x, x), *s = en_sum(y);
     if (tg_backward(s) != 0) hook_calls = -100;
     tg_set_grad_enabled(prev);
-    tg_release(s);
-    tg_release(y);
+    kt_release_all(s, y);
     hook_calls++;
     return NULL;
 }
@@ -455,10 +390,7 @@ Test(autograd_engine, nested_backward_from_a_hook)
     cr_expect_eq(hook_calls, 1);
     EN_EXPECT_GRAD(a, 2);
     EN_EXPECT_GRAD(x, 6);
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
-    tg_release(x);
+    kt_release_all(s, c, a, x);
 }
 
 Test(autograd_engine, create_graph_gives_grad_with_history)
@@ -471,7 +403,5 @@ Test(autograd_engine, create_graph_gives_grad_with_history)
     cr_expect(tg_tensor_requires_grad(g) && !tg_tensor_is_leaf(g));
     tg_release(g);
     tg_tensor_set_grad(a, NULL); /* .grad -> graph -> a: break the cycle */
-    tg_release(s);
-    tg_release(c);
-    tg_release(a);
+    kt_release_all(s, c, a);
 }

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "engine_nodes.h"
+#include "kt_util.h"
 
 static void leak_check(void)
 {
@@ -59,10 +60,7 @@ Test(autograd_graph, missing_gradients_become_zeros)
     cr_expect_eq(tg_tensor_grad_fn(r1), tg_tensor_grad_fn(r0));
     tg_node_next(tg_tensor_grad_fn(s), 0, &nr);
     cr_expect_eq(nr, 0);
-    tg_release(s);
-    tg_release(r0);
-    tg_release(r1);
-    tg_release(a);
+    kt_release_all(s, r0, r1, a);
 }
 
 /* ------------------------------------------------------------------ gradient checks */
@@ -95,9 +93,7 @@ Test(autograd_graph, invalid_gradient_shape)
                      "at index 0 - got [3] but expected shape compatible with [2, 3]");
     tg_clear_error();
     cr_expect_null(tg_tensor_grad(a));
-    tg_release(s);
-    tg_release(p);
-    tg_release(a);
+    kt_release_all(s, p, a);
 }
 
 Test(autograd_graph, gradient_cast_to_input_dtype)
@@ -109,10 +105,7 @@ Test(autograd_graph, gradient_cast_to_input_dtype)
     cr_assert_not_null(g);
     cr_expect_eq(tg_tensor_dtype(g), TG_FLOAT32);
     EN_EXPECT(g, 1, 1);
-    tg_release(g);
-    tg_release(s);
-    tg_release(p);
-    tg_release(a);
+    kt_release_all(g, s, p, a);
 }
 
 Test(autograd_graph, failing_node_propagates_without_leaks)
@@ -124,12 +117,7 @@ Test(autograd_graph, failing_node_propagates_without_leaks)
     cr_expect_str_eq(tg_last_error(), "FailBackward: something went wrong");
     tg_clear_error();
     cr_expect_null(tg_tensor_grad(a));
-    tg_release(s);
-    tg_release(d);
-    tg_release(p);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(s, d, p, c, a, b);
 }
 
 /* ------------------------------------------------------------------ deep graphs */
@@ -169,9 +157,7 @@ Test(autograd_graph, deep_graph_with_saved_tensors_freed_without_backward, .time
         tg_release(y);
         y = z;
     }
-    tg_release(y);
-    tg_release(x);
-    tg_release(k);
+    kt_release_all(y, x, k);
 }
 
 /* ------------------------------------------------------------------ threads */
@@ -192,16 +178,12 @@ static void *thread_main(void *p)
     for (int i = 0; i < ITERS; i++) {
         tg_tensor *c = en_mul(a, b), *d = en_mul(c, t->shared), *s = en_sum(d);
         if (tg_backward(s) != 0) return NULL;
-        tg_release(s);
-        tg_release(d);
-        tg_release(c);
+        kt_release_all(s, d, c);
     }
     tg_tensor *ga = tg_tensor_grad(a);
     /* d = a*b*shared (shared = 1): da = b, summed over ITERS */
     t->ok = ga && fabs(tg_item(ga) - ITERS * 2 * t->x) < 1e-3;
-    tg_release(ga);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(ga, a, b);
     return NULL;
 }
 

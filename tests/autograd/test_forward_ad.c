@@ -13,6 +13,7 @@
 
 #include "../fixtures/forward_ad_fixtures.h"
 #include "tensorgen.h"
+#include "kt_util.h"
 
 #define NO_LEVEL_MSG                                                                                      \
     "Trying to create a dual Tensor for forward AD but no level exists, make sure to enter_dual_level() " \
@@ -79,8 +80,7 @@ static void expect_tangent(tg_tensor *t, int level, const double *want, int64_t 
     } else {
         cr_expect_null(d.tangent, "%s: a tangent where there should be none", what);
     }
-    tg_release(d.primal);
-    tg_release(d.tangent);
+    kt_release_all(d.primal, d.tangent);
 }
 
 /* ------------------------------------------------------------------ make_dual, unpack_dual */
@@ -101,12 +101,9 @@ Test(forward_ad, make_dual_unpack_dual_round_trip)
     cr_expect_eq(tg_tensor_data(u.tangent), tg_tensor_data(t), "the tangent is kept by reference");
     expect_tangent(u.primal, lv, NULL, 0, "the unpacked primal");
     expect_tangent(p, lv, NULL, 0, "make_dual's argument");
-    tg_release(u.primal);
-    tg_release(u.tangent);
-    tg_release(d);
+    kt_release_all(u.primal, u.tangent, d);
     cr_expect_eq(tg_fw_dual_level_exit(lv), 0, "%s", tg_last_error());
-    tg_release(t);
-    tg_release(p);
+    kt_release_all(t, p);
     expect_no_leak();
 }
 
@@ -121,8 +118,7 @@ Test(forward_ad, make_dual_without_a_level_fails_with_pytorchs_message)
     cr_expect(!u.primal && !u.tangent, "unpack_dual at a level not entered must fail");
     cr_expect(tg_last_error() != NULL, "unpack_dual at a level not entered records an error");
     tg_clear_error();
-    tg_release(t);
-    tg_release(p);
+    kt_release_all(t, p);
     expect_no_leak();
 }
 
@@ -211,8 +207,7 @@ Test(forward_ad, tangents_flow_through_views)
         tg_tensor *all[] = { d, tr, sl, se, vw, s };
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
     }
-    tg_release(t);
-    tg_release(p);
+    kt_release_all(t, p);
     expect_no_leak();
 }
 
@@ -231,10 +226,7 @@ Test(forward_ad, in_place_mul_on_a_dual_tensor)
         cr_expect(r, "mul_: %s", tg_last_error());
         expect_values(x, fx_fwad_mul__v, 3, "x.mul_(y)'s values");
         expect_tangent(x, lv, fx_fwad_mul__t, 3, "x.mul_(y), both dual");
-        tg_release(r);
-        tg_release(x);
-        tg_release(ac);
-        tg_release(tac);
+        kt_release_all(r, x, ac, tac);
         /* A plain factor: tangent ta c. */
         ac = tg_clone(a);
         tac = tg_clone(ta);
@@ -247,10 +239,7 @@ Test(forward_ad, in_place_mul_on_a_dual_tensor)
         tg_tensor *all[] = { r, x, ac, tac, y, x2, m };
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
     }
-    tg_release(a);
-    tg_release(ta);
-    tg_release(c);
-    tg_release(tc);
+    kt_release_all(a, ta, c, tc);
     expect_no_leak();
 }
 
@@ -304,14 +293,12 @@ Test(forward_ad, nested_levels_give_second_derivatives)
     tg_dual u = tg_unpack_dual(y, inner);
     expect_values(u.tangent, fx_fwad_d1, 1, "d sin at the inner level");
     expect_tangent(u.tangent, outer, fx_fwad_d2, 1, "d2 sin: the inner tangent's outer tangent");
-    tg_release(u.primal);
-    tg_release(u.tangent);
+    kt_release_all(u.primal, u.tangent);
     tg_tensor *all[] = { y, xi, xo };
     for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
     cr_expect_eq(tg_fw_dual_level_exit(inner), 0, "%s", tg_last_error());
     cr_expect_eq(tg_fw_dual_level_exit(outer), 0, "%s", tg_last_error());
-    tg_release(one);
-    tg_release(x0);
+    kt_release_all(one, x0);
     expect_no_leak();
 }
 
@@ -334,10 +321,7 @@ Test(forward_ad, exiting_a_level_drops_its_tangents)
     expect_values(d, fx_fwad_p, 6, "the values stay");
     tg_release(z);
     cr_expect_eq(tg_fw_dual_level_exit(lv2), 0);
-    tg_release(y);
-    tg_release(d);
-    tg_release(t);
-    tg_release(p);
+    kt_release_all(y, d, t, p);
     expect_no_leak();
 }
 
@@ -372,9 +356,7 @@ static void hvp(bool cubes)
     }
     tg_tensor *gx = tg_tensor_grad(x);
     cr_expect_null(gx, "tg_grad does not accumulate into .grad");
-    tg_release(gx);
-    tg_release(v);
-    tg_release(x);
+    kt_release_all(gx, v, x);
     expect_no_leak();
 }
 
@@ -398,8 +380,7 @@ Test(forward_ad, results_of_plain_tensors_have_no_tangent)
         tg_tensor *all[] = { s, m, tr, d };
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
     }
-    tg_release(t);
-    tg_release(p);
+    kt_release_all(t, p);
     expect_no_leak();
 }
 
@@ -418,7 +399,6 @@ Test(forward_ad, integral_results_of_dual_tensors)
         tg_tensor *all[] = { d, am, gt };
         for (size_t k = 0; k < sizeof all / sizeof all[0]; k++) tg_release(all[k]);
     }
-    tg_release(t);
-    tg_release(p);
+    kt_release_all(t, p);
     expect_no_leak();
 }

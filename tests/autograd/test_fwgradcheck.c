@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kt_util.h"
+#include "gc_run.h"
 #include "gradcheck.h"
 #include "tg_cover.h"
 
@@ -49,36 +50,23 @@ static const char *no_forward_reason(const gc_case *c)
     return NULL;
 }
 
-static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
-{
-    return ((const gc_case *)ctx)->fn(in, out);
-}
-
 static void run_case(int index)
 {
     const gc_case *c = gc_case_at(index);
     if (c->expect_error) cr_skip_test("%s [%s] tests a reverse-mode error", c->op, c->label);
-    int warnings = 0;
-    tg_set_warning_handler(gc_count_warning, &warnings);
-    kt_live base = kt_live_now();
-    tg_tensor *in[GC_MAX_INPUTS] = { NULL };
-    char msg[512];
-    int n = gc_case_inputs(c, index, in, msg, sizeof msg);
-    cr_assert(n >= 0, "%s", msg);
-    gc_opts o = { .eps = c->eps, .seed = (uint64_t)index + 1 };
-    bool ok = gc_fwgradcheck((gc_func){ call_case, c }, in, n, &o, msg, sizeof msg);
+    gc_run r;
+    gc_run_begin(&r, index);
+    bool ok = gc_fwgradcheck(r.f, r.in, r.n, &r.o, r.msg, sizeof r.msg);
     const char *reason = no_forward_reason(c);
     if (reason) {
         cr_expect(!ok, "%s [%s] is listed without a forward formula (%s), but fwgradcheck passed",
                   c->op, c->label, reason);
-        cr_expect(ok || strstr(msg, NO_FORWARD), "%s [%s]: expected \"" NO_FORWARD "\", got: %s",
-                  c->op, c->label, msg);
+        cr_expect(ok || strstr(r.msg, NO_FORWARD), "%s [%s]: expected \"" NO_FORWARD "\", got: %s",
+                  c->op, c->label, r.msg);
     } else {
-        cr_expect(ok, "fwgradcheck %s [%s]: %s", c->op, c->label, msg);
+        cr_expect(ok, "fwgradcheck %s [%s]: %s", c->op, c->label, r.msg);
     }
-    tg_clear_error();
-    for (int i = 0; i < n; i++) tg_release(in[i]);
-    kt_expect_no_leak(base, c->label);
+    gc_run_end(&r);
 }
 
 /* One process per case: the parameter is the case's index among the registered cases. */
@@ -166,7 +154,7 @@ static bool check_fn(gc_fn fn, const gc_input *specs, int n, char *msg, size_t s
     uint64_t seed = 7;
     tg_tensor *in[GC_MAX_INPUTS] = { NULL };
     for (int i = 0; i < n; i++) in[i] = gc_make_input(&specs[i], &seed);
-    bool ok = gc_fwgradcheck((gc_func){ call_case, &c }, in, n, NULL, msg, size);
+    bool ok = gc_fwgradcheck(gc_case_func(&c), in, n, NULL, msg, size);
     for (int i = 0; i < n; i++) tg_release(in[i]);
     return ok;
 }
@@ -211,15 +199,14 @@ Test(fwgradcheck, harness_leaves_inputs_unchanged)
     cr_assert_eq(tg_tensor_to_doubles(in[0], before, 20), 0);
     gc_case c = { .op = "harness", .label = "y * y, sin(x)", .fn = constant_output };
     char msg[512];
-    cr_expect(gc_fwgradcheck((gc_func){ call_case, &c }, in, 2, NULL, msg, sizeof msg), "%s", msg);
+    cr_expect(gc_fwgradcheck(gc_case_func(&c), in, 2, NULL, msg, sizeof msg), "%s", msg);
     cr_assert_eq(tg_tensor_to_doubles(in[0], after, 20), 0);
     cr_expect_arr_eq(before, after, sizeof before);
     for (int i = 0; i < 2; i++) {
         cr_expect(tg_tensor_requires_grad(in[i]));
         tg_tensor *g = tg_tensor_grad(in[i]);
         cr_expect_null(g);
-        tg_release(g);
-        tg_release(in[i]);
+        kt_release_all(g, in[i]);
     }
     cr_expect_eq(tg_live_tensors(), 0);
 }

@@ -10,44 +10,31 @@
 #include <string.h>
 
 #include "kt_util.h"
+#include "gc_run.h"
 #include "gradcheck.h"
 #include "tg_cover.h"
 #include "tg_grad_op_list.h"
 
-static int call_case(const void *ctx, tg_tensor *const *in, tg_tensor **out)
-{
-    return ((const gc_case *)ctx)->fn(in, out);
-}
-
 static void run_case(int index)
 {
-    const gc_case *c = gc_case_at(index);
-    int warnings = 0;
-    tg_set_warning_handler(gc_count_warning, &warnings);
-    kt_live base = kt_live_now();
-    tg_tensor *in[GC_MAX_INPUTS] = { NULL };
-    char msg[512];
-    int n = gc_case_inputs(c, index, in, msg, sizeof msg);
-    cr_assert(n >= 0, "%s", msg);
-    gc_opts o = { .eps = c->eps, .seed = (uint64_t)index + 1 };
-    gc_func f = { call_case, c };
-    bool ok = gc_gradcheck(f, in, n, &o, msg, sizeof msg);
+    gc_run r;
+    gc_run_begin(&r, index);
+    const gc_case *c = r.c;
+    bool ok = gc_gradcheck(r.f, r.in, r.n, &r.o, r.msg, sizeof r.msg);
     if (c->expect_error) {
         cr_expect(!ok, "%s [%s]: expected a failure mentioning \"%s\", but gradcheck passed", c->op,
                   c->label, c->expect_error);
-        cr_expect(ok || strstr(msg, c->expect_error),
+        cr_expect(ok || strstr(r.msg, c->expect_error),
                   "%s [%s]: expected an error mentioning \"%s\", got: %s", c->op, c->label,
-                  c->expect_error, msg);
+                  c->expect_error, r.msg);
     } else {
-        cr_expect(ok, "gradcheck %s [%s]: %s", c->op, c->label, msg);
+        cr_expect(ok, "gradcheck %s [%s]: %s", c->op, c->label, r.msg);
         if (ok && c->gradgrad) {
-            ok = gc_gradgradcheck(f, in, n, &o, msg, sizeof msg);
-            cr_expect(ok, "gradgradcheck %s [%s]: %s", c->op, c->label, msg);
+            ok = gc_gradgradcheck(r.f, r.in, r.n, &r.o, r.msg, sizeof r.msg);
+            cr_expect(ok, "gradgradcheck %s [%s]: %s", c->op, c->label, r.msg);
         }
     }
-    tg_clear_error();
-    for (int i = 0; i < n; i++) tg_release(in[i]);
-    kt_expect_no_leak(base, c->label);
+    gc_run_end(&r);
 }
 
 /* One process per case: the parameter is the case's index among the registered cases. */
@@ -99,7 +86,7 @@ Test(gradcheck, harness_detects_a_wrong_gradient)
     gc_input spec = POS(3, 2);
     tg_tensor *x = gc_make_input(&spec, &seed);
     char msg[512];
-    cr_expect(!gc_gradcheck((gc_func){ call_case, &wrong }, &x, 1, NULL, msg, sizeof msg));
+    cr_expect(!gc_gradcheck(gc_case_func(&wrong), &x, 1, NULL, msg, sizeof msg));
     cr_expect(strstr(msg, "analytical") != NULL, "message: %s", msg);
     tg_release(x);
     cr_expect_eq(tg_live_tensors(), 0);

@@ -62,4 +62,32 @@ static inline char *tgen_read_shards(const char *dir, const char *stem)
     return text;
 }
 
+/* Runs tgen with args (NULL-terminated) and fails the test, naming `what` and quoting tgen's
+ * stderr, unless it exits 0. */
+static inline void tgen_run_ok(const char *const *args, const char *what)
+{
+    tgen_result r = tgen_run(args);
+    cr_assert_eq(r.status, 0, "%s failed:\n%s", what, r.err ? r.err : "");
+    tgen_result_free(&r);
+}
+
+/* Writes text to dir/name (a user of the generated code, compiled beside it). */
+static inline void tgen_write_file(const char *dir, const char *name, const char *text)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert(f, "cannot write %s", path);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Every string of want[0..n) occurs in text, the contents of `file` (non-fatal checks). */
+static inline void tgen_expect_each(const char *text, const char *const *want, size_t n,
+                                    const char *file)
+{
+    for (size_t i = 0; i < n; i++)
+        cr_expect(strstr(text, want[i]) != NULL, "%s lacks `%s`", file, want[i]);
+}
+
 #endif

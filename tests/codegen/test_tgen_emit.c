@@ -18,6 +18,14 @@ static tgen_result gen(const char *spec, const char *out)
     return tgen_run(args);
 }
 
+/* gen(), failing the test unless tgen succeeds. */
+static void gen_ok(const char *spec, const char *out)
+{
+    tgen_result r = gen(spec, out);
+    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+}
+
 static bool have(const char *cc)
 {
     char cmd[128];
@@ -62,16 +70,9 @@ static const char *const edge_user =
 Test(tgen_emit, edge_cases_compile_warning_free)
 {
     char *dir = tgen_tmpdir("emit");
-    tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_ok("tests/codegen/emit/edge.yaml", dir);
 
-    char user[512];
-    snprintf(user, sizeof user, "%s/edge_user.c", dir);
-    FILE *f = fopen(user, "w");
-    cr_assert(f);
-    fputs(edge_user, f);
-    fclose(f);
+    tgen_write_file(dir, "edge_user.c", edge_user);
 
     const char *const sources[] = { "edge_user.c", "tg_ops.c", "tg_register.c", "tg_structured.c",
                                     "tg_boxed.c" };
@@ -93,9 +94,7 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
                            "--templates", "templates", "--out",
                            dir,           "--runtime", "runtime",
                            NULL };
-    tgen_result r = tgen_run(args);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    tgen_run_ok(args, "tgen");
     char path[512];
     char *h = tgen_slurp_public(dir);
     cr_assert(h, "no tg_ops.h in %s", dir);
@@ -111,8 +110,7 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
         "tg_tensor *tg_baz_op(",
         "tg_tensor *tg_sparse_only(",
     };
-    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
-        cr_expect(strstr(h, names[i]) != NULL, "tg_ops.h lacks `%s`", names[i]);
+    tgen_expect_each(h, names, sizeof names / sizeof names[0], "tg_ops.h");
     free(h);
     char *k = tgen_slurp_headers(dir, "tg_kernels.h", "kernels");
     cr_assert(k, "no tg_kernels.h in %s", dir);
@@ -144,9 +142,7 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
 Test(tgen_emit, autogen_forms_compile)
 {
     char *dir = tgen_tmpdir("emit");
-    tgen_result r = gen("tests/codegen/emit/autogen_forms.yaml", dir);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_ok("tests/codegen/emit/autogen_forms.yaml", dir);
     char path[512];
     snprintf(path, sizeof path, "%s/tg_structured.c", dir);
     char *g = tgen_slurp(path);
@@ -267,9 +263,7 @@ Test(tgen_emit, operator_headers_are_self_contained)
 {
     if (!have("gcc")) return;
     char *dir = tgen_tmpdir("emit");
-    tgen_result r = gen("tests/codegen/emit/edge.yaml", dir);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_ok("tests/codegen/emit/edge.yaml", dir);
     char cmd[1024];
     snprintf(cmd, sizeof cmd,
              "cd '%s' && for h in ops/*.h kernels/*.h tg_op_types.h; do "
@@ -316,6 +310,25 @@ Test(tgen_emit, vocabulary_calls)
     tgen_rmdir(dir);
 }
 
+/* tgen --gen --namespace testops: the test operator library (tests/library/testops), with its
+ * derivatives file when derivs, importing tensorgen's operators, into dir; fails unless it
+ * succeeds. */
+static void gen_testops(const char *dir, bool derivs)
+{
+    const char *args[16] = { "--gen", "--namespace", "testops", "--native",
+                             "tests/library/testops/testops.yaml" };
+    int n = 5;
+    if (derivs) {
+        args[n++] = "--derivatives";
+        args[n++] = "tests/library/testops/testops_derivatives.yaml";
+    }
+    const char *const rest[] = {
+        "--import", "generated/tensorgen_api.yaml", "--templates", "templates", "--out", dir, NULL
+    };
+    for (size_t i = 0; i < sizeof rest / sizeof rest[0]; i++) args[n++] = rest[i];
+    tgen_run_ok(args, "tgen --gen --namespace");
+}
+
 /* An operator library (tgen --namespace, docs/extending.md): the test library's spec generates
  * files, names and a registration of its own prefix, with no name of tensorgen's own table or
  * engine, and every source compiles warning-free against tensorgen's headers, with and without
@@ -323,23 +336,7 @@ Test(tgen_emit, vocabulary_calls)
 Test(tgen_emit, operator_library)
 {
     char *dir = tgen_tmpdir("lib");
-    const char *args[] = { "--gen",
-                           "--namespace",
-                           "testops",
-                           "--native",
-                           "tests/library/testops/testops.yaml",
-                           "--derivatives",
-                           "tests/library/testops/testops_derivatives.yaml",
-                           "--import",
-                           "generated/tensorgen_api.yaml",
-                           "--templates",
-                           "templates",
-                           "--out",
-                           dir,
-                           NULL };
-    tgen_result r = tgen_run(args);
-    cr_assert_eq(r.status, 0, "tgen --gen --namespace failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_testops(dir, true);
     /* Its per-operator headers live under testops/: its `scale` must not shadow a core
      * operator's ops/scale.h on an include path holding both. */
     char *h = tgen_slurp_headers(dir, "testops_ops.h", "testops/ops");
@@ -354,8 +351,7 @@ Test(tgen_emit, operator_library)
         "#define testops_scale(self, ...)",
         "tg_tensor *testops_clamp_max(tg_tensor *self, double limit);",
     };
-    for (size_t i = 0; i < sizeof decls / sizeof decls[0]; i++)
-        cr_expect(strstr(h, decls[i]) != NULL, "testops_ops.h lacks `%s`", decls[i]);
+    tgen_expect_each(h, decls, sizeof decls / sizeof decls[0], "testops_ops.h");
     cr_expect(!strstr(h, "tg_scale") && !strstr(h, "TG_OP_"), "a name with tensorgen's prefix");
     free(h);
     char *types = tgen_read_out(dir, "testops_op_types.h");
@@ -393,21 +389,7 @@ Test(tgen_emit, operator_library)
 Test(tgen_emit, operator_library_without_derivatives)
 {
     char *dir = tgen_tmpdir("libnd");
-    const char *args[] = { "--gen",
-                           "--namespace",
-                           "testops",
-                           "--native",
-                           "tests/library/testops/testops.yaml",
-                           "--import",
-                           "generated/tensorgen_api.yaml",
-                           "--templates",
-                           "templates",
-                           "--out",
-                           dir,
-                           NULL };
-    tgen_result r = tgen_run(args);
-    cr_assert_eq(r.status, 0, "tgen --gen --namespace failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    gen_testops(dir, false);
     char *ag = tgen_read_out(dir, "testops_autograd.c");
     /* Its operator records the runtime's NotImplemented node (no vtable of its own), which names
      * it at backward. */

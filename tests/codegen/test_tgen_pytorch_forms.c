@@ -24,9 +24,7 @@ static void generate(void)
                            "--derivatives", DERIVS,        "--autograd-functions",
                            VOCAB,           "--templates", "templates",
                            "--out",         dir,           NULL };
-    tgen_result r = tgen_run(args);
-    cr_assert_eq(r.status, 0, "tgen --gen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    tgen_run_ok(args, "tgen --gen");
     autograd_c = tgen_read_shards(dir, "tg_autograd");
     engine_c = tgen_read_out(dir, "tg_autograd_engine.c");
 }
@@ -103,8 +101,7 @@ Test(tgen_pytorch_forms, engine_uses_the_derived_c_names)
         "tg_to_dtype(r, m->dtype)",
         "return tg_add(a, b);",
     };
-    for (size_t i = 0; i < sizeof calls / sizeof calls[0]; i++)
-        cr_expect(strstr(engine_c, calls[i]), "tg_autograd_engine.c lacks '%s'", calls[i]);
+    tgen_expect_each(engine_c, calls, sizeof calls / sizeof calls[0], "tg_autograd_engine.c");
     /* (This spec lacks clone, view and copy_: the calls after the engine's report it.) */
     char *rest = strstr(engine_c, "\n/* This spec does not declare the operator that copies");
     cr_expect(rest != NULL, "the engine does not report the operators the spec lacks");

@@ -17,6 +17,7 @@
 #include "codegen/gen_dir.h"
 #include "tensorgen.h"
 #include "tg_kernels.h"
+#include "kt_util.h"
 
 #define SPEC "tests/codegen/good/scalar_overload.yaml"
 
@@ -149,9 +150,7 @@ static void expect_vec(tg_tensor *t, tg_dtype dtype, const double *want, int64_t
     for (int64_t i = 0; i < n; i++)
         cr_expect(got[i] == want[i] || (isnan(got[i]) && isnan(want[i])),
                   "%s[%lld]: %g, expected %g", what, (long long)i, got[i], want[i]);
-    tg_release(c);
-    tg_release(d);
-    tg_release(t);
+    kt_release_all(c, d, t);
 }
 
 Test(scalar_overloads, wrap_integral_scalars_like_python_ints)
@@ -168,8 +167,7 @@ Test(scalar_overloads, wrap_integral_scalars_like_python_ints)
                "uint8 * 2 stays uint8 and wraps");
     expect_vec(tg_eq_scalar(x, 2), TG_BOOL, (double[]){ 0, 1, 0 }, 3, "int64 == 2");
     expect_vec(tg_pow_scalar_self(2, x), TG_INT64, (double[]){ 2, 4, 8 }, 3, "2 ** int64");
-    tg_release(x);
-    tg_release(b);
+    kt_release_all(x, b);
     LEAK_CHECK_END;
 }
 
@@ -187,8 +185,7 @@ Test(scalar_overloads, wrap_other_scalars_like_python_floats)
     tg_tensor *h = vec(TG_FLOAT64, (double[]){ 0.25, 2 }, 2);
     expect_vec(tg_mul_scalar(h, 2), TG_FLOAT64, (double[]){ 0.5, 4 }, 2,
                "float64 * 2 stays float64");
-    tg_release(h);
-    tg_release(x);
+    kt_release_all(h, x);
     LEAK_CHECK_END;
 }
 

@@ -18,9 +18,7 @@ static char *gen_types(void)
     const char *args[] = { "--gen", "--native",    SPEC,        "--derivatives",
                            DERIVS,  "--templates", "templates", "--out",
                            dir,     NULL };
-    tgen_result r = tgen_run(args);
-    cr_assert_eq(r.status, 0, "tgen failed:\n%s", r.err ? r.err : "");
-    tgen_result_free(&r);
+    tgen_run_ok(args, "tgen");
     return dir;
 }
 
@@ -78,8 +76,7 @@ Test(tgen_types, declarations)
         "extern const bool tg__default_tt_defaults_output_mask[];",
         "extern const double tg__default_tt_defaults_scales[];",
     };
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        cr_expect(strstr(h, want[i]), "tg_ops.h lacks:\n%s", want[i]);
+    tgen_expect_each(h, want, sizeof want / sizeof want[0], "tg_ops.h");
     char *c = tgen_read_out(dir, "tg_ops.c");
     cr_expect(
         strstr(c, "const bool tg__default_tt_defaults_output_mask[] = { true, false, true };"));
@@ -131,12 +128,7 @@ static const char *const user =
 Test(tgen_types, generated_code_compiles_warning_free)
 {
     char *dir = gen_types();
-    char path[512];
-    snprintf(path, sizeof path, "%s/types_user.c", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert(f);
-    fputs(user, f);
-    fclose(f);
+    tgen_write_file(dir, "types_user.c", user);
     const char *const sources[] = { "types_user.c",  "tg_ops.c",        "tg_boxed.c",
                                     "tg_register.c", "tg_structured.c", "tg_autograd.c" };
     cr_expect_eq(tgen_compile_errors(dir, sources, sizeof sources / sizeof sources[0]), 0);

@@ -5,6 +5,7 @@
  * message naming the file and the problem (bad files are written byte by byte here). */
 #include "../runtime/rt_test.h"
 #include "tensorgen.h"
+#include "kt_util.h"
 
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -268,9 +269,7 @@ Test(safetensors, non_contiguous_input)
         tg_release(g);
     }
     tg_safetensors_close(f);
-    tg_release(t);
-    tg_release(s);
-    tg_release(base);
+    kt_release_all(t, s, base);
     st_rmdir(dir);
 }
 
@@ -313,8 +312,7 @@ Test(safetensors, zero_copy_over_the_mapping)
     cr_expect(same_values(ga, a), "a write through a loaded tensor reached the file");
     tg_release(ga);
     tg_safetensors_close(f);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(a, b);
     st_rmdir(dir);
 }
 
@@ -352,8 +350,7 @@ Test(safetensors, unaligned_data_is_copied)
     cr_assert_eq(tg_tensor_to_doubles(gs, &vs, 1), 0);
     cr_expect(vx[0] == 1.5 && vx[1] == -2.25 && vs == -7);
     cr_expect_eq(tg_tensor_dim(gs), 0);
-    tg_release(gx);
-    tg_release(gs);
+    kt_release_all(gx, gs);
     tg_safetensors_close(f);
     st_rmdir(dir);
 }
@@ -397,11 +394,7 @@ Test(safetensors, load_into_checks_shape_and_dtype)
     cr_expect_eq(tg_safetensors_load_into(f, "v", dst), -1);
     cr_expect(strstr(tg_last_error(), "no tensor named \"v\""), "%s", tg_last_error());
     tg_clear_error();
-    tg_release(wrong_shape);
-    tg_release(wrong_dtype);
-    tg_release(view);
-    tg_release(buf);
-    tg_release(dst);
+    kt_release_all(wrong_shape, wrong_dtype, view, buf, dst);
     tg_safetensors_close(f);
     tg_release(w);
     st_rmdir(dir);
@@ -587,8 +580,7 @@ Test(safetensors, malformed_files_are_refused)
     double zv[4];
     cr_assert_eq(tg_tensor_to_doubles(z, zv, 4), 0);
     cr_expect(zv[0] == 0 && zv[3] == 3);
-    tg_release(e);
-    tg_release(z);
+    kt_release_all(e, z);
     tg_safetensors_close(f);
     st_write_file(path, "{}", 0);
     f = tg_safetensors_open(path);
@@ -650,6 +642,24 @@ static void touch_all(tg_safetensors *f)
     }
 }
 
+/* Writes the n bytes to mut and opens it: either it opens (then every tensor reads back;
+ * *opened counts it) or it is refused with an error (*refused counts it). */
+static void open_mutated(const char *mut, const unsigned char *bytes, size_t n, int *opened,
+                         int *refused)
+{
+    unlink(mut); /* see st_write_raw */
+    FILE *fp = fopen(mut, "wb");
+    cr_assert(fp, "cannot write %s", mut);
+    fwrite(bytes, 1, n, fp);
+    fclose(fp);
+    tg_safetensors *f = tg_safetensors_open(mut);
+    cr_expect(f || tg_last_error(), "a refusal without an error");
+    if (f) ++*opened, touch_all(f);
+    else ++*refused;
+    tg_safetensors_close(f);
+    tg_clear_error();
+}
+
 /* Mutations of a valid file: every truncation, and each header byte replaced by characters
  * that change JSON's meaning. Each either opens (then every tensor reads back) or fails with
  * an error; none crashes, leaks or reads outside the file. */
@@ -675,18 +685,7 @@ Test(safetensors, mutated_files_never_crash)
     cr_assert_lt(hend, size);
     int opened = 0, refused = 0;
     static const char subst[] = "0-9.\"}]{[,e ";
-    for (size_t cut = 0; cut < size; cut++) {
-        unlink(mut); /* see st_write_raw */
-        fp = fopen(mut, "wb");
-        fwrite(buf, 1, cut, fp);
-        fclose(fp);
-        tg_safetensors *f = tg_safetensors_open(mut);
-        cr_expect(f || tg_last_error(), "a refusal without an error");
-        if (f) opened++, touch_all(f);
-        else refused++;
-        tg_safetensors_close(f);
-        tg_clear_error();
-    }
+    for (size_t cut = 0; cut < size; cut++) open_mutated(mut, buf, cut, &opened, &refused);
     cr_expect_eq(opened, 0, "a truncated file opened");
     for (size_t pos = 8; pos < hend; pos++)
         for (const char *c = subst; *c; c++) {
@@ -694,16 +693,7 @@ Test(safetensors, mutated_files_never_crash)
             memcpy(m, buf, size);
             if (m[pos] == (unsigned char)*c) continue;
             m[pos] = (unsigned char)*c;
-            unlink(mut); /* see st_write_raw */
-            fp = fopen(mut, "wb");
-            fwrite(m, 1, size, fp);
-            fclose(fp);
-            tg_safetensors *f = tg_safetensors_open(mut);
-            cr_expect(f || tg_last_error(), "a refusal without an error");
-            if (f) opened++, touch_all(f);
-            else refused++;
-            tg_safetensors_close(f);
-            tg_clear_error();
+            open_mutated(mut, m, size, &opened, &refused);
         }
     cr_expect_gt(opened, 0); /* some mutations (a digit of a shape into a digit) stay valid */
     cr_expect_gt(refused, 0);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "tensorgen.h"
+#include "kt_util.h"
 
 static void leak_check(void)
 {
@@ -122,12 +123,7 @@ Test(backend, operators_reach_the_fallback_and_run_on_the_cpu)
     char *text = tg_tensor_to_string(a);
     cr_expect(text && strstr(text, "device='counting:0'"), "%s", text ? text : tg_last_error());
     free(text);
-    tg_release(r);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
-    tg_release(a_cpu);
-    tg_release(b_cpu);
+    kt_release_all(r, c, a, b, a_cpu, b_cpu);
     cr_expect_eq(nalloc, 0, "the backend's memory is given back");
 }
 
@@ -145,11 +141,7 @@ Test(backend, composite_operators_decompose_before_the_backend)
     expect_values(m, (double[]){ 4, 5, 10, 11 }, 4, 0);
     cr_expect_eq(count_of("matmul"), 0);
     cr_expect_eq(count_of("mm"), 1);
-    tg_release(m);
-    tg_release(a);
-    tg_release(b);
-    tg_release(a_cpu);
-    tg_release(b_cpu);
+    kt_release_all(m, a, b, a_cpu, b_cpu);
 }
 
 /* The backend's own kernels: an unboxed one for add.Tensor (the operator's kernel type) and a
@@ -161,9 +153,7 @@ static tg_tensor *counting_add(tg_tensor *self, tg_tensor *other, double alpha)
     tg_tensor *s = tg_to_device(self, TG_DEVICE_CPU), *o = tg_to_device(other, TG_DEVICE_CPU);
     tg_tensor *r = tg_add(s, o, .alpha = alpha);
     tg_tensor *d = r ? tg_to_device(r, tg_tensor_device(self)) : NULL;
-    tg_release(s);
-    tg_release(o);
-    tg_release(r);
+    kt_release_all(s, o, r);
     return d;
 }
 static int counting_neg(const tg_op_entry *op, tg_keyset keys, tg_boxed_stack *s, void *ctx)
@@ -190,10 +180,7 @@ Test(backend, kernels_registered_for_the_key_win)
     cr_expect_eq(nneg, 1);
     cr_expect_eq(count_of("add.Tensor"), 0, "the fallback did not see add");
     cr_expect_eq(count_of("neg"), 0, "the fallback did not see neg");
-    tg_release(y);
-    tg_release(z);
-    tg_release(x);
-    tg_release(x_cpu);
+    kt_release_all(y, z, x, x_cpu);
 }
 
 /* Backward through the backend: the gradients are the CPU's, on the backend's device. */
@@ -214,9 +201,7 @@ Test(backend, autograd_runs_through_the_backend)
     for (int i = 0; i < 3; i++) want[i] = sin(i + 1.0) + (i + 1.0) * cos(i + 1.0);
     expect_values(g, want, 3, 1e-5);
     cr_expect(count_of("sin") >= 1 && count_of("cos") >= 1, "sin and cos ran on the backend");
-    tg_release(g);
-    tg_release(x);
-    tg_release(x_cpu);
+    kt_release_all(g, x, x_cpu);
 }
 
 /* ---- errors ---- */

@@ -12,6 +12,7 @@
 #include "fake_device.h"
 #include "tensorgen.h"
 #include "testops_ops.h"
+#include "kt_util.h"
 
 static void leak_check(void)
 {
@@ -46,12 +47,7 @@ Test(ext_ops, generated_functions_with_defaults_and_result_structs)
     expect_values(s.below, (double[]){ 1, -2, 0 }, 3);
     tg_tensor *q = testops_scaled_square(x, 0.5); /* composite: scale(x * x) */
     expect_values(q, (double[]){ 0.5, 2, 4.5 }, 3);
-    tg_release(a);
-    tg_release(b);
-    tg_release(s.above);
-    tg_release(s.below);
-    tg_release(q);
-    tg_release(x);
+    kt_release_all(a, b, s.above, s.below, q, x);
 }
 
 /* autogen: scale.out (functional kernel, copied into out) and clamp_max (functional variant of
@@ -68,11 +64,7 @@ Test(ext_ops, autogen_variants)
     tg_tensor *w = testops_clamp_max_(x, 0);
     cr_expect_eq(w, x, "in place returns self");
     expect_values(x, (double[]){ 0, 0, -3 }, 3);
-    tg_release(w);
-    tg_release(c);
-    tg_release(r);
-    tg_release(out);
-    tg_release(x);
+    kt_release_all(w, c, r, out, x);
 }
 
 Test(ext_ops, autograd_uses_the_librarys_derivatives)
@@ -174,9 +166,7 @@ Test(ext_ops, cuda_falls_back_to_the_cpu_kernels)
     cr_assert(r, "%s", tg_last_error());
     cr_expect_eq(tg_tensor_device(r).type, TG_CUDA);
     expect_values(r, (double[]){ 10, 20, 30 }, 3);
-    tg_release(r);
-    tg_release(g);
-    tg_release(h);
+    kt_release_all(r, g, h);
 }
 
 /* ---- gradcheck: the library's operators in the main table (test_gradcheck.c runs every

@@ -73,8 +73,7 @@ Test(activation, breakpoints_follow_the_scalar_definition)
                  "hardtanh_backward: bounds excluded, NaN keeps grad");
     check_values(tg_elu_backward(g, 1, 1, 1, false, x), TG_FLOAT64,
                  (double[]){ 2 * exp(-3), 2, 2, 2 * exp(-1), 2 }, 5, "elu_backward at NaN: scale");
-    tg_release(g);
-    tg_release(x);
+    kt_release_all(g, x);
     kt_assert_no_leak(live);
 }
 
@@ -132,10 +131,7 @@ Test(activation, dtype_errors_name_pytorch_kernels)
     kt_expect_error(tg_hardsigmoid_out(f, o64), "Found dtype Double but expected Float");
     kt_expect_error(tg_elu_out(f, o64), "Found dtype Double but expected Float");
     kt_expect_error(tg_hardtanh_out(f, o64), "Found dtype Double but expected Float");
-    tg_release(o64);
-    tg_release(i);
-    tg_release(b);
-    tg_release(f);
+    kt_release_all(o64, i, b, f);
     kt_assert_no_leak(live);
 }
 
@@ -159,8 +155,7 @@ Test(activation, hardtanh_integers_and_bool)
         r = tg_hardtanh_(x, .min_val = -1.5, .max_val = 1.7);
         cr_assert_eq(r, x, "hardtanh_ in place: %s", tg_last_error());
         kt_assert_close(x, fa_hardtanh_int, 7, 0, 0, "hardtanh_ integers");
-        tg_release(r);
-        tg_release(x);
+        kt_release_all(r, x);
     }
     tg_tensor *u = tg_ones(TG_INTS(2), .dtype = TG_UINT8);
     kt_expect_error(tg_hardtanh(u), "cannot do hardtanh on an unsigned type with negative limits");
@@ -170,8 +165,7 @@ Test(activation, hardtanh_integers_and_bool)
     tg_tensor *b = tg_ones(TG_INTS(2), .dtype = TG_BOOL);
     kt_expect_error(tg_hardtanh(b), "Bool inputs not supported for hardtanh");
     kt_expect_error(tg_relu6(b), "Bool inputs not supported for hardtanh");
-    tg_release(b);
-    tg_release(u);
+    kt_release_all(b, u);
     kt_assert_no_leak(live);
 }
 
@@ -183,16 +177,7 @@ Test(activation, hardtanh_integers_and_bool)
 /* d<v, f(x)>/dx at the fixture's x (a (3, 5) float64 leaf). */
 static void check_grad(tg_tensor *(*f)(tg_tensor *x), const double *want, const char *what)
 {
-    tg_scope_begin();
-    tg_tensor *x =
-        tg_tensor_set_requires_grad(kt_tensor(fa_xa, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64), true);
-    tg_tensor *v = kt_tensor(fa_v, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
-    tg_tensor *y = f(x), *gx = NULL;
-    cr_assert(y, "%s: %s", what, tg_last_error());
-    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &gx, .grad_outputs = TG_TENSORS(v)), 0,
-                 "%s: %s", what, tg_last_error());
-    kt_assert_close(gx, want, 15, GRT, GAT, what);
-    tg_scope_end(); /* releases everything made inside */
+    kt_assert_vjp(f, fa_xa, fa_v, (int64_t[]){ 3, 5 }, 2, want, GRT, GAT, what);
 }
 
 static tg_tensor *g_leaky_relu(tg_tensor *x) { return tg_leaky_relu(x, .negative_slope = 0.2); }
@@ -237,22 +222,7 @@ Test(activation, gradients_match_torch)
 static void check_second(bin_fn f, const double *v, const double *x_, int64_t n, const double *w_,
                          const double *want_g, const double *want_x, const char *what)
 {
-    tg_scope_begin();
-    tg_tensor *g = tg_tensor_set_requires_grad(kt_tensor(v, &n, 1, TG_FLOAT64), true);
-    tg_tensor *x = tg_tensor_set_requires_grad(kt_tensor(x_, &n, 1, TG_FLOAT64), true);
-    tg_tensor *w = w_ ? kt_tensor(w_, &n, 1, TG_FLOAT64) : tg_ones(TG_INTS(n), .dtype = TG_FLOAT64);
-    tg_tensor *y = f(g, x), *grads[2] = { NULL, NULL };
-    cr_assert(y, "%s: %s", what, tg_last_error());
-    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(g, x), grads, .grad_outputs = TG_TENSORS(w)), 0,
-                 "%s: %s", what, tg_last_error());
-    char w2[128];
-    if (want_g) {
-        snprintf(w2, sizeof w2, "%s: d/d grad_output", what);
-        kt_assert_close(grads[0], want_g, n, GRT, GAT, w2);
-    }
-    snprintf(w2, sizeof w2, "%s: d/d self", what);
-    kt_assert_close(grads[1], want_x, n, GRT, GAT, w2);
-    tg_scope_end();
+    kt_assert_second(f, v, x_, n, w_, want_g, want_x, GRT, GAT, what);
 }
 
 static tg_tensor *s_hardtanh_backward(tg_tensor *g, tg_tensor *x)
@@ -375,18 +345,14 @@ Test(feature_dropout, whole_channels_scaled_and_counted)
     free(av);
     free(bv);
     kt_assert_identical(a, a2, "the same seed, the same channels");
-    tg_release(a);
-    tg_release(a2);
-    tg_release(b);
+    kt_release_all(a, a2, b);
 
     /* a 3-D input (unbatched (C, H, W) in torch.nn.Dropout2d's eyes): dims 0 and 1 get draws */
     tg_tensor *x3 = tg_ones(TG_INTS(6, 50, 4), .dtype = TG_FLOAT64);
     r = tg_feature_dropout(x3, 0.25, true);
     kept = check_channels(r, x3, 300, 4, 1 / 0.75, "3-D");
     cr_assert(kept > 150 && kept < 300, "kept %lld of 300", (long long)kept);
-    tg_release(r);
-    tg_release(x3);
-    tg_release(x);
+    kt_release_all(r, x3, x);
     kt_assert_no_leak(live);
 }
 
@@ -394,13 +360,9 @@ Test(feature_dropout, early_returns_and_errors)
 {
     kt_live live = kt_live_now();
     tg_tensor *x = kt_tensor(fa_xa, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
-    tg_tensor *r = tg_feature_dropout(x, 0.5, false);
-    cr_assert_eq(r, x, "eval: input itself");
-    tg_release(r);
-    r = tg_feature_dropout(x, 0, true);
-    cr_assert_eq(r, x, "p 0: input itself");
-    tg_release(r);
-    r = tg_feature_dropout(x, 1, true); /* input * zeros({}) */
+    kt_assert_input_itself(tg_feature_dropout(x, 0.5, false), x, "eval");
+    kt_assert_input_itself(tg_feature_dropout(x, 0, true), x, "p 0");
+    tg_tensor *r = tg_feature_dropout(x, 1, true); /* input * zeros({}) */
     cr_assert(r && r != x, "%s", tg_last_error());
     kt_assert_close(r, (double[15]){ 0 }, 15, 0, 0, "p 1");
     tg_release(r);
@@ -417,10 +379,7 @@ Test(feature_dropout, early_returns_and_errors)
     tg_tensor *e = tg_empty(TG_INTS(0, 3, 2));
     r = tg_feature_dropout(e, 0.5, true);
     cr_assert_eq(r, e, "empty: input itself");
-    tg_release(r);
-    tg_release(e);
-    tg_release(v);
-    tg_release(x);
+    kt_release_all(r, e, v, x);
     kt_assert_no_leak(live);
 }
 
@@ -438,13 +397,11 @@ Test(feature_dropout, in_place_half_and_gradient)
     cr_assert_eq(r, x, "feature_dropout_ returns self: %s", tg_last_error());
     tg_release(r);
     kt_assert_identical(x, want, "feature_dropout_");
-    tg_release(x);
-    tg_release(want);
+    kt_release_all(x, want);
     tg_tensor *xe = tg_ones(TG_INTS(2, 2));
     r = tg_feature_dropout_(xe, 0.4, false);
     cr_assert_eq(r, xe, "eval in place: self");
-    tg_release(r);
-    tg_release(xe);
+    kt_release_all(r, xe);
 
     /* float16: the scale is 1 / (1 - p) computed in float16 (noise.div_(1 - p)) */
     tg_tensor *h = tg_ones(TG_INTS(64, 4, 2), .dtype = TG_FLOAT16);
@@ -455,8 +412,7 @@ Test(feature_dropout, in_place_half_and_gradient)
         cr_assert(hv[i] == 0 || hv[i] == (double)(_Float16)(1 / (_Float16)0.7),
                   "float16 element %lld = %g", (long long)i, hv[i]);
     free(hv);
-    tg_release(r);
-    tg_release(h);
+    kt_release_all(r, h);
 
     /* gradient: the same mask and scale (mul's derivative) */
     tg_scope_begin();

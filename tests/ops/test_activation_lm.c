@@ -92,11 +92,7 @@ Test(activation_lm, errors_match_torch)
     tg_tensor *oi = tg_empty(TG_INTS(3), .dtype = TG_INT64);
     kt_expect_error(tg_gelu_backward_grad_input(o64, o64, oi),
                     "result type Double can't be cast to the desired output type Long");
-    tg_release(oi);
-    tg_release(o64);
-    tg_release(i);
-    tg_release(b);
-    tg_release(f);
+    kt_release_all(oi, o64, i, b, f);
     kt_assert_no_leak(live);
 }
 
@@ -108,16 +104,7 @@ Test(activation_lm, errors_match_torch)
 /* d<v, f(x)>/dx at the fixture's x (a (3, 5) float64 leaf). */
 static void check_grad(tg_tensor *(*f)(tg_tensor *x), const double *want, const char *what)
 {
-    tg_scope_begin();
-    tg_tensor *x =
-        tg_tensor_set_requires_grad(kt_tensor(fl_xa, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64), true);
-    tg_tensor *v = kt_tensor(fl_v, (int64_t[]){ 3, 5 }, 2, TG_FLOAT64);
-    tg_tensor *y = f(x), *gx = NULL;
-    cr_assert(y, "%s: %s", what, tg_last_error());
-    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(x), &gx, .grad_outputs = TG_TENSORS(v)), 0,
-                 "%s: %s", what, tg_last_error());
-    kt_assert_close(gx, want, 15, GRT, GAT, what);
-    tg_scope_end(); /* releases everything made inside */
+    kt_assert_vjp(f, fl_xa, fl_v, (int64_t[]){ 3, 5 }, 2, want, GRT, GAT, what);
 }
 
 /* In place on a non-leaf: x * 1, then the operator in place (inside check_grad's scope). */
@@ -187,21 +174,7 @@ Test(activation_lm, special_functions_second_order_and_integers)
 /* d<w, f(g, x)>/dg and /dx through the backward operators' own derivatives (double backward). */
 static void check_second(bin_fn f, const double *want_g, const double *want_x, const char *what)
 {
-    tg_scope_begin();
-    const int64_t n = 15;
-    tg_tensor *g = tg_tensor_set_requires_grad(kt_tensor(fl_v, &n, 1, TG_FLOAT64), true);
-    tg_tensor *x = tg_tensor_set_requires_grad(kt_tensor(fl_xa, &n, 1, TG_FLOAT64), true);
-    tg_tensor *w = kt_tensor(fl_w, &n, 1, TG_FLOAT64);
-    tg_tensor *y = f(g, x), *grads[2] = { NULL, NULL };
-    cr_assert(y, "%s: %s", what, tg_last_error());
-    cr_assert_eq(tg_grad(TG_TENSORS(y), TG_TENSORS(g, x), grads, .grad_outputs = TG_TENSORS(w)), 0,
-                 "%s: %s", what, tg_last_error());
-    char w2[128];
-    snprintf(w2, sizeof w2, "%s: d/d grad_output", what);
-    kt_assert_close(grads[0], want_g, n, GRT, GAT, w2);
-    snprintf(w2, sizeof w2, "%s: d/d self", what);
-    kt_assert_close(grads[1], want_x, n, GRT, GAT, w2);
-    tg_scope_end();
+    kt_assert_second(f, fl_v, fl_xa, 15, fl_w, want_g, want_x, GRT, GAT, what);
 }
 
 /* log_sigmoid_backward with its forward's buffer, inside check_second's scope (which owns

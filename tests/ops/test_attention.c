@@ -18,23 +18,6 @@
 TG_COVERS("scaled_dot_product_attention", "_scaled_dot_product_attention_math",
           "_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention_backward");
 
-#define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
-
-static int64_t prod(const int64_t *s, int64_t n)
-{
-    int64_t r = 1;
-    for (int64_t i = 0; i < n; i++) r *= s[i];
-    return r;
-}
-
-static void check_grad(const tg_tensor *leaf, const double *want, int64_t n, double rt, double at,
-                       const char *what)
-{
-    tg_tensor *g = tg_tensor_grad(leaf);
-    cr_assert(g, "%s: no gradient", what);
-    kt_assert_close(g, want, n, rt, at, what); /* g belongs to the open scope */
-}
-
 static tg_opt_float scale_of(const fx_attn_case *c)
 {
     return isnan(c->scale) ? (tg_opt_float){ false, 0 } : (tg_opt_float){ true, c->scale };
@@ -76,19 +59,19 @@ static void run_case(const fx_attn_case *c, tg_dtype dt, int path)
              dt == TG_FLOAT64 ? "float64" : "float32");
     cr_assert(y, "%s: %s", what, tg_last_error());
     kt_assert_shape(y, ys, 4);
-    kt_assert_close(y, c->y, prod(ys, 4), rt, at, what);
+    kt_assert_close(y, c->y, kt_shape_numel(ys, 4), rt, at, what);
     tg_tensor *g = kt_tensor(c->g, ys, 4, dt);
     cr_assert_eq(tg_backward(y, .grad = g), 0, "%s: %s", what, tg_last_error());
-    check_grad(q, c->gq, prod(qs, 4), rt, at, what);
-    check_grad(k, c->gk, prod(ks, 4), rt, at, what);
-    check_grad(v, c->gv, prod(vs, 4), rt, at, what);
+    kt_assert_grad(q, c->gq, kt_shape_numel(qs, 4), rt, at, what);
+    kt_assert_grad(k, c->gk, kt_shape_numel(ks, 4), rt, at, what);
+    kt_assert_grad(v, c->gv, kt_shape_numel(vs, 4), rt, at, what);
     tg_scope_end();
 }
 
 Test(attention, against_pytorch)
 {
     kt_live live = kt_live_now();
-    for (int64_t i = 0; i < NUMEL(fx_attn_cases); i++)
+    for (int64_t i = 0; i < KT_NUMEL(fx_attn_cases); i++)
         for (int path = 0; path < 3; path++) {
             run_case(&fx_attn_cases[i], TG_FLOAT64, path);
             run_case(&fx_attn_cases[i], TG_FLOAT32, path);
@@ -100,7 +83,7 @@ Test(attention, against_pytorch)
 
 static tg_tensor *rand_tensor(const int64_t *shape, int64_t ndim, tg_dtype dt, uint64_t seed)
 {
-    int64_t n = prod(shape, ndim);
+    int64_t n = kt_shape_numel(shape, ndim);
     double *v = malloc(sizeof(double) * (size_t)n);
     kt_fill_random(v, n, seed, -1.5, 1.5);
     tg_tensor *t = kt_tensor(v, shape, ndim, dt);
@@ -300,39 +283,39 @@ Test(attention, errors)
     tg_scope_begin();
     tg_tensor *q = tg_zeros(TG_INTS(1, 2, 4, 8)), *k = tg_zeros(TG_INTS(1, 2, 5, 8));
     tg_tensor *v = tg_zeros(TG_INTS(1, 2, 5, 3)), *m = tg_ones(TG_INTS(4, 5), .dtype = TG_BOOL);
-    cr_assert_null(tg_scaled_dot_product_attention(q, k, v, .attn_mask = m, .is_causal = true));
-    kt_assert_error("_scaled_dot_product_attention: Explicit attn_mask should not be set when "
+    kt_expect_error(tg_scaled_dot_product_attention(q, k, v, .attn_mask = m, .is_causal = true),
+                    "_scaled_dot_product_attention: Explicit attn_mask should not be set when "
                     "is_causal=True");
     tg_tensor *kd = tg_zeros(TG_INTS(1, 2, 5, 8), .dtype = TG_FLOAT64);
-    cr_assert_null(tg_scaled_dot_product_attention(q, kd, v));
-    kt_assert_error("Expected query, key, and value to have the same dtype, but got query.dtype: "
+    kt_expect_error(tg_scaled_dot_product_attention(q, kd, v),
+                    "Expected query, key, and value to have the same dtype, but got query.dtype: "
                     "float key.dtype: double and value.dtype: float instead.");
     tg_tensor *k7 = tg_zeros(TG_INTS(1, 2, 5, 7));
-    cr_assert_null(tg_scaled_dot_product_attention(q, k7, v));
-    kt_assert_error("scaled_dot_product_attention: query and key must have the same head "
+    kt_expect_error(tg_scaled_dot_product_attention(q, k7, v),
+                    "scaled_dot_product_attention: query and key must have the same head "
                     "dimension (last dim), but got query 8 and key 7");
     tg_tensor *v6 = tg_zeros(TG_INTS(1, 2, 6, 3));
-    cr_assert_null(tg_scaled_dot_product_attention(q, k, v6));
-    kt_assert_error("key and value must have the same sequence length");
+    kt_expect_error(tg_scaled_dot_product_attention(q, k, v6),
+                    "key and value must have the same sequence length");
     tg_tensor *q1 = tg_zeros(TG_INTS(8));
-    cr_assert_null(tg_scaled_dot_product_attention(q1, k, v));
-    kt_assert_error("Expected query, key, and value to all be  at least 2 dimensional, but got "
+    kt_expect_error(tg_scaled_dot_product_attention(q1, k, v),
+                    "Expected query, key, and value to all be  at least 2 dimensional, but got "
                     "query.dim: 1 key.dim: 4 and value.dim: 4 instead.");
     tg_tensor *mi = tg_ones(TG_INTS(4, 5), .dtype = TG_INT64);
-    cr_assert_null(tg_scaled_dot_product_attention(q, k, v, .attn_mask = mi));
-    kt_assert_error("Expected attn_mask dtype to be bool or float or to match query dtype, but got "
+    kt_expect_error(tg_scaled_dot_product_attention(q, k, v, .attn_mask = mi),
+                    "Expected attn_mask dtype to be bool or float or to match query dtype, but got "
                     "attn_mask.dtype: long int and  query.dtype: float instead.");
     tg_tensor *m3 = tg_ones(TG_INTS(3, 5), .dtype = TG_BOOL);
-    cr_assert_null(tg__scaled_dot_product_fused_attention(q, k, v, .attn_mask = m3).output);
-    kt_assert_error("attn_mask of shape [3, 5] is not broadcastable to [1, 2, 4, 5]");
+    kt_expect_error(tg__scaled_dot_product_fused_attention(q, k, v, .attn_mask = m3).output,
+                    "attn_mask of shape [3, 5] is not broadcastable to [1, 2, 4, 5]");
     cr_assert_null(tg_scaled_dot_product_attention(q, k, v, .attn_mask = m3)); /* math path */
     cr_assert(tg_last_error());
     tg_clear_error();
-    cr_assert_null(tg__scaled_dot_product_fused_attention(q, k, v, .dropout_p = 0.5).output);
-    kt_assert_error("the fused kernel has no dropout");
+    kt_expect_error(tg__scaled_dot_product_fused_attention(q, k, v, .dropout_p = 0.5).output,
+                    "the fused kernel has no dropout");
     tg_tensor *q3 = tg_zeros(TG_INTS(2, 4, 8));
-    cr_assert_null(tg__scaled_dot_product_fused_attention(q3, k, v).output);
-    kt_assert_error("expected 4-D (batch, heads, seq, head_dim) query, key and value");
+    kt_expect_error(tg__scaled_dot_product_fused_attention(q3, k, v).output,
+                    "expected 4-D (batch, heads, seq, head_dim) query, key and value");
     tg_scope_end();
     kt_assert_no_leak(live);
 }

@@ -104,8 +104,7 @@ Test(foreach_norm, errors)
     cr_assert(r.data, "%s", tg_last_error());
     kt_assert_close(r.data[0], (const double[]){ 0 }, 1, 0, 0, "empty");
     tg_tensor_list_release(r);
-    tg_release(e);
-    tg_release(il);
+    kt_release_all(e, il);
     kt_assert_no_leak(base);
 }
 
@@ -194,8 +193,7 @@ Test(clip_grad_norm, adamw_five_steps_match_torch_optim_adamw)
                                           .decoupled_weight_decay = true);
                     }
                     cr_assert_eq(r, p[i], "%s", tg_last_error());
-                    tg_release(r);
-                    tg_release(g);
+                    kt_release_all(r, g);
                     char what[96];
                     snprintf(what, sizeof what, "AdamW %s%s step %d tensor %d",
                              tg_dtype_name(dts[k]), ams ? " amsgrad" : "", s + 1, i);
@@ -205,10 +203,7 @@ Test(clip_grad_norm, adamw_five_steps_match_torch_optim_adamw)
                 }
             }
             for (int i = 0; i < 3; i++) {
-                tg_release(p[i]);
-                tg_release(m[i]);
-                tg_release(v[i]);
-                tg_release(vmax[i]);
+                kt_release_all(p[i], m[i], v[i], vmax[i]);
             }
             kt_assert_no_leak(base);
         }

@@ -71,8 +71,7 @@ static tg_tensor *noncontiguous(tg_tensor *x)
     tg_tensor *t = tg_transpose(x, d - 2, d - 1);
     tg_tensor *c = tg_contiguous(t);
     tg_tensor *r = tg_transpose(c, d - 2, d - 1);
-    tg_release(t);
-    tg_release(c);
+    kt_release_all(t, c);
     return r;
 }
 
@@ -143,11 +142,7 @@ Test(conv, backward_output_mask)
     cr_assert(!r.r0 && r.r1 && r.r2, "%s", tg_last_error() ? tg_last_error() : "");
     kt_assert_close(r.r1, c->gw, numel_of(c->w_shape, c->w_ndim), 1e-10, 1e-10, "grad weight");
     kt_assert_close(r.r2, c->gb, bs, 1e-10, 1e-10, "grad bias");
-    tg_release(r.r1);
-    tg_release(r.r2);
-    tg_release(x);
-    tg_release(w);
-    tg_release(g);
+    kt_release_all(r.r1, r.r2, x, w, g);
     kt_assert_no_leak(live);
 }
 
@@ -182,9 +177,7 @@ Test(conv, empty_batch)
     tg_tensor *y = tg_conv2d(x, w);
     cr_assert(y, "%s", tg_last_error());
     kt_assert_shape(y, (int64_t[]){ 0, 8, 3, 3 }, 4);
-    tg_release(y);
-    tg_release(x);
-    tg_release(w);
+    kt_release_all(y, x, w);
     kt_assert_no_leak(live);
 }
 
@@ -203,9 +196,7 @@ static void expect_conv2d_error(const int64_t *xs, int xn, const int64_t *ws, in
                   .dilation = TG_INTS(dil, dil), .groups = groups);
     cr_assert_null(y, "expected an error containing \"%s\"", needle);
     kt_assert_error(needle);
-    tg_release(x);
-    tg_release(w);
-    tg_release(b);
+    kt_release_all(x, w, b);
     kt_assert_no_leak(live);
 }
 
@@ -244,34 +235,33 @@ Test(conv, errors_of_the_other_front_ends)
 {
     kt_live live = kt_live_now();
     tg_tensor *x = tg_zeros(TG_INTS(2, 3, 5, 5)), *w = tg_zeros(TG_INTS(8, 3, 3, 3));
-    cr_assert_null(tg_conv2d_padding(x, w, .padding = "same", .stride = TG_INTS(2, 2)));
-    kt_assert_error("padding='same' is not supported for strided convolutions");
-    cr_assert_null(tg_conv2d_padding(x, w, .padding = "foo"));
-    kt_assert_error("Invalid padding string: 'foo'");
+    kt_expect_error(tg_conv2d_padding(x, w, .padding = "same", .stride = TG_INTS(2, 2)),
+                    "padding='same' is not supported for strided convolutions");
+    kt_expect_error(tg_conv2d_padding(x, w, .padding = "foo"), "Invalid padding string: 'foo'");
     tg_tensor *wd = tg_zeros(TG_INTS(8, 3, 3, 3), .dtype = TG_FLOAT64);
-    cr_assert_null(tg_conv2d(x, wd));
-    kt_assert_error("Input type (torch.FloatTensor) and weight type (torch.DoubleTensor) should be "
+    kt_expect_error(tg_conv2d(x, wd),
+                    "Input type (torch.FloatTensor) and weight type (torch.DoubleTensor) should be "
                     "the same");
     tg_tensor *bd = tg_zeros(TG_INTS(8), .dtype = TG_FLOAT64);
-    cr_assert_null(tg_conv2d(x, w, .bias = bd));
-    kt_assert_error("Input type (float) and bias type (double) should be the same");
+    kt_expect_error(tg_conv2d(x, w, .bias = bd),
+                    "Input type (float) and bias type (double) should be the same");
     tg_tensor *x1 = tg_zeros(TG_INTS(2, 3, 5, 5)), *w1 = tg_zeros(TG_INTS(8, 3, 3));
-    cr_assert_null(tg_conv1d(x1, w1));
-    kt_assert_error("Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of "
+    kt_expect_error(tg_conv1d(x1, w1),
+                    "Expected 2D (unbatched) or 3D (batched) input to conv1d, but got input of "
                     "size: [2, 3, 5, 5]");
     tg_tensor *xt = tg_zeros(TG_INTS(2, 4, 5, 5)), *wt = tg_zeros(TG_INTS(3, 8, 3, 3));
-    cr_assert_null(tg_conv_transpose2d(xt, wt));
-    kt_assert_error("Given transposed=1, weight of size [3, 8, 3, 3], expected input[2, 4, 5, 5] "
+    kt_expect_error(tg_conv_transpose2d(xt, wt),
+                    "Given transposed=1, weight of size [3, 8, 3, 3], expected input[2, 4, 5, 5] "
                     "to have 3 channels, but got 4 channels instead");
     tg_tensor *xo = tg_zeros(TG_INTS(2, 3, 5, 5));
-    cr_assert_null(
-        tg_conv_transpose2d(xo, wt, .stride = TG_INTS(2, 2), .output_padding = TG_INTS(2, 2)));
-    kt_assert_error("output padding must be smaller than either stride or dilation, but got "
-                    "output_padding_height: 2 output_padding_width: 2 stride_height: 2 "
-                    "stride_width: 2 dilation_height: 1 dilation_width: 1");
-    cr_assert_null(tg_convolution(x, w, NULL, TG_INTS(1, 1, 1), TG_INTS(0, 0), TG_INTS(1, 1), false,
-                                  TG_INTS(0, 0), 1));
-    kt_assert_error("expected stride to be a single integer value or a list of 2 values to match "
+    kt_expect_error(
+        tg_conv_transpose2d(xo, wt, .stride = TG_INTS(2, 2), .output_padding = TG_INTS(2, 2)),
+        "output padding must be smaller than either stride or dilation, but got "
+        "output_padding_height: 2 output_padding_width: 2 stride_height: 2 "
+        "stride_width: 2 dilation_height: 1 dilation_width: 1");
+    kt_expect_error(tg_convolution(x, w, NULL, TG_INTS(1, 1, 1), TG_INTS(0, 0), TG_INTS(1, 1),
+                                   false, TG_INTS(0, 0), 1),
+                    "expected stride to be a single integer value or a list of 2 values to match "
                     "the convolution dimensions, but got stride=[1, 1, 1]");
     tg_tensor *all[] = { x, w, wd, bd, x1, w1, xt, wt, xo };
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) tg_release(all[i]);

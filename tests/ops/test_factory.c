@@ -94,12 +94,7 @@ Test(factory, fill_every_dtype_and_overflow)
     double *mv = kt_values(m);
     for (int i = 0; i < 12; i++) cr_assert_eq(mv[i], i % 4 == 2 ? 7 : 0);
     free(mv);
-    tg_release(u8);
-    tg_release(i32);
-    tg_release(h);
-    tg_release(f);
-    tg_release(m);
-    tg_release(col);
+    kt_release_all(u8, i32, h, f, m, col);
     LEAK_CHECK_END;
 }
 
@@ -155,21 +150,7 @@ Test(factory, zeros_ones_full_dtypes)
     kt_expect_error(tg_empty(TG_INTS(2, 3), .memory_format = TG_CHANNELS_LAST),
                     "required rank 4 tensor to use channels_last format");
     kt_expect_error(tg_empty(TG_INTS(-1)), "negative dimension");
-    tg_release(z);
-    tg_release(o);
-    tg_release(f1);
-    tg_release(f2);
-    tg_release(f3);
-    tg_release(s0);
-    tg_release(e);
-    tg_release(out);
-    tg_release(base);
-    tg_release(bt);
-    tg_release(zl);
-    tg_release(ol);
-    tg_release(sl);
-    tg_release(zs);
-    tg_release(cl);
+    kt_release_all(z, o, f1, f2, f3, s0, e, out, base, bt, zl, ol, sl, zs, cl);
     LEAK_CHECK_END;
 }
 
@@ -205,16 +186,7 @@ Test(factory, arange)
     tg_release(r);
     r = tg_arange_out(4, out); /* same number of elements: written in place */
     expect_values(out, TG_INT32, (double[]){ 0, 1, 2, 3 }, 4);
-    tg_release(r);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(d);
-    tg_release(e);
-    tg_release(f);
-    tg_release(g);
-    tg_release(h);
-    tg_release(out);
+    kt_release_all(r, a, b, c, d, e, f, g, h, out);
     LEAK_CHECK_END;
 }
 
@@ -243,16 +215,7 @@ Test(factory, linspace)
     tg_tensor *r = tg_linspace_out(1, 2, 3, out);
     cr_assert_eq(r, out);
     expect_values(out, TG_FLOAT64, (double[]){ 1, 1.5, 2 }, 3);
-    tg_release(r);
-    tg_release(out);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(d);
-    tg_release(e);
-    tg_release(f);
-    tg_release(g);
-    tg_release(h);
+    kt_release_all(r, out, a, b, c, d, e, f, g, h);
     LEAK_CHECK_END;
 }
 
@@ -277,13 +240,7 @@ Test(factory, eye)
     tg_tensor *out2 = tg_empty(TG_INTS(0), .dtype = TG_INT32);
     r = tg_eye_m_out(1, 3, out2);
     expect_values(out2, TG_INT32, (double[]){ 1, 0, 0 }, 3);
-    tg_release(r);
-    tg_release(out2);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(z);
-    tg_release(out);
+    kt_release_all(r, out2, a, b, c, z, out);
     LEAK_CHECK_END;
 }
 
@@ -333,11 +290,7 @@ Test(factory, rand_randn_distributions)
     tg_tensor *h = tg_rand(TG_INTS(1000), .dtype = TG_BFLOAT16);
     moments(h, &mean, &sd, &lo, &hi);
     cr_assert(lo >= 0 && hi < 1);
-    tg_release(u);
-    tg_release(g);
-    tg_release(m);
-    tg_release(mt);
-    tg_release(h);
+    kt_release_all(u, g, m, mt, h);
     LEAK_CHECK_END;
 }
 
@@ -357,9 +310,7 @@ Test(factory, seeds_and_generators_reproduce)
     cr_assert(memcmp(ev, fv, 100 * sizeof(double)) == 0);
     free(ev);
     free(fv);
-    tg_release(e);
-    tg_release(f);
-    tg_release(gl);
+    kt_release_all(e, f, gl);
     double *av = kt_values(a), *bv = kt_values(b), *cv = kt_values(c), *dv = kt_values(d);
     cr_assert(memcmp(av, bv, 100 * sizeof(double)) == 0);
     cr_assert(memcmp(cv, dv, 100 * sizeof(double)) == 0);
@@ -370,10 +321,7 @@ Test(factory, seeds_and_generators_reproduce)
     free(dv);
     tg_generator_free(g1);
     tg_generator_free(g2);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(d);
+    kt_release_all(a, b, c, d);
     LEAK_CHECK_END;
 }
 
@@ -410,14 +358,7 @@ Test(factory, randint_and_random_)
     kt_expect_error(tg_random_(u8, 0, TG_OPT_INT(300)),
                     "to - 1 is out of bounds for unsigned char");
     kt_expect_error(tg_random_(bo, 0, TG_OPT_INT(3)), "to - 1 is out of bounds for bool");
-    tg_release(a);
-    tg_release(b);
-    tg_release(f);
-    tg_release(c);
-    tg_release(i8);
-    tg_release(d);
-    tg_release(bo);
-    tg_release(u8);
+    kt_release_all(a, b, f, c, i8, d, bo, u8);
     LEAK_CHECK_END;
 }
 
@@ -439,7 +380,6 @@ Test(factory, random_errors_in_pytorch_words)
                     "uniform_ expects to return a [from, to) range, but found from=1 > to=0");
     kt_expect_error(tg_normal_(f, .mean = 0, .std = -1),
                     "normal expects std >= 0.0, but found std -1");
-    tg_release(i8);
-    tg_release(f);
+    kt_release_all(i8, f);
     LEAK_CHECK_END;
 }

@@ -18,8 +18,6 @@ TG_COVERS("index_select", "index_select.out", "index_select_backward", "gather",
           "scatter_reduce_backward", "index_add", "index_add_", "index_add.out", "nonzero",
           "nonzero.out");
 
-#define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
-
 enum { FUNCTIONAL, INPLACE, OUT };
 
 /* a and b hold the same values, exactly */
@@ -104,7 +102,7 @@ Test(index, values_vs_pytorch)
 {
     kt_live live = kt_live_now();
     static const tg_dtype dts[2] = { TG_FLOAT64, TG_FLOAT32 };
-    for (int64_t k = 0; k < NUMEL(fx_idx_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_idx_cases); k++) {
         const fx_idx_case *c = &fx_idx_cases[k];
         for (int t = 0; t < 2; t++) {
             tg_dtype dt = c->integer ? (t ? TG_INT32 : TG_INT64) : dts[t];
@@ -134,7 +132,7 @@ Test(index, values_vs_pytorch)
 Test(index, gradients_vs_pytorch)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_idx_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_idx_cases); k++) {
         const fx_idx_case *c = &fx_idx_cases[k];
         if (!c->gx) continue;
         tg_scope_begin();
@@ -280,74 +278,68 @@ Test(index, errors)
     tg_tensor *s11 = tg_ones(TG_INTS(1, 1), .dtype = TG_FLOAT32);
     tg_tensor *s14 = tg_ones(TG_INTS(1, 4), .dtype = TG_FLOAT32);
 
-    cr_assert_null(tg_gather(x, 0, i7));
-    kt_assert_error("index 7 is out of bounds for dimension 0 with size 5");
-    cr_assert_null(tg_gather(x, 0, im1));
-    kt_assert_error("index -1 is out of bounds for dimension 0 with size 5");
-    cr_assert_null(tg_gather(x, 0, tg_to(i7, TG_INT32)));
-    kt_assert_error("gather(): Expected dtype int64 for index");
-    cr_assert_null(tg_gather(x, 0, i1));
-    kt_assert_error("Index tensor must have the same number of dimensions as input tensor");
+    kt_expect_error(tg_gather(x, 0, i7), "index 7 is out of bounds for dimension 0 with size 5");
+    kt_expect_error(tg_gather(x, 0, im1), "index -1 is out of bounds for dimension 0 with size 5");
+    kt_expect_error(tg_gather(x, 0, tg_to(i7, TG_INT32)),
+                    "gather(): Expected dtype int64 for index");
+    kt_expect_error(tg_gather(x, 0, i1),
+                    "Index tensor must have the same number of dimensions as input tensor");
     tg_tensor *z61 = tg_zeros(TG_INTS(6, 1), .dtype = TG_INT64);
-    cr_assert_null(tg_gather(x, 1, z61));
-    kt_assert_error("Size does not match at dimension 0 expected index [6, 1] to be smaller than "
+    kt_expect_error(tg_gather(x, 1, z61),
+                    "Size does not match at dimension 0 expected index [6, 1] to be smaller than "
                     "self [5, 4] apart from dimension 1");
-    cr_assert_null(tg_gather(x, 2, i11));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    kt_expect_error(tg_gather(x, 2, i11),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
 
-    cr_assert_null(tg_scatter_src(x, 0, i7, tg_ones(TG_INTS(1, 2), .dtype = TG_FLOAT32)));
-    kt_assert_error("index 7 is out of bounds for dimension 0 with size 5");
-    cr_assert_null(tg_scatter_src(x, 0, i11, tg_ones(TG_INTS(1, 1), .dtype = TG_FLOAT64)));
-    kt_assert_error("scatter(): Expected self.dtype to be equal to src.dtype");
-    cr_assert_null(tg_scatter_src(x, 0, tg_to(i11, TG_INT32), s11));
-    kt_assert_error("scatter(): Expected dtype int64 for index");
-    cr_assert_null(tg_scatter_src(x, 0, i1, tg_ones(TG_INTS(1), .dtype = TG_FLOAT32)));
-    kt_assert_error("Index tensor must have the same number of dimensions as self tensor");
+    kt_expect_error(tg_scatter_src(x, 0, i7, tg_ones(TG_INTS(1, 2), .dtype = TG_FLOAT32)),
+                    "index 7 is out of bounds for dimension 0 with size 5");
+    kt_expect_error(tg_scatter_src(x, 0, i11, tg_ones(TG_INTS(1, 1), .dtype = TG_FLOAT64)),
+                    "scatter(): Expected self.dtype to be equal to src.dtype");
+    kt_expect_error(tg_scatter_src(x, 0, tg_to(i11, TG_INT32), s11),
+                    "scatter(): Expected dtype int64 for index");
+    kt_expect_error(tg_scatter_src(x, 0, i1, tg_ones(TG_INTS(1), .dtype = TG_FLOAT32)),
+                    "Index tensor must have the same number of dimensions as self tensor");
     tg_tensor *z16 = tg_zeros(TG_INTS(1, 6), .dtype = TG_INT64);
-    cr_assert_null(tg_scatter_src(x, 0, z16, tg_ones(TG_INTS(1, 8), .dtype = TG_FLOAT32)));
-    kt_assert_error("Expected index [1, 6] to be smaller than self [5, 4] apart from dimension 0 "
+    kt_expect_error(tg_scatter_src(x, 0, z16, tg_ones(TG_INTS(1, 8), .dtype = TG_FLOAT32)),
+                    "Expected index [1, 6] to be smaller than self [5, 4] apart from dimension 0 "
                     "and to be smaller size than src [1, 8]");
-    cr_assert_null(tg_scatter_reduce(x, 0, i11, s11, "foo"));
-    kt_assert_error("reduce argument must be either add or multiply.");
-    cr_assert_null(tg_scatter_reduce_two(x, 0, i11, s11, "foo"));
-    kt_assert_error("reduce argument must be either sum, prod, mean, amax or amin.");
-    cr_assert_null(tg_scatter_add(x, 0, i7, tg_ones(TG_INTS(1, 2), .dtype = TG_FLOAT32)));
-    kt_assert_error("index 7 is out of bounds for dimension 0 with size 5");
+    kt_expect_error(tg_scatter_reduce(x, 0, i11, s11, "foo"),
+                    "reduce argument must be either add or multiply.");
+    kt_expect_error(tg_scatter_reduce_two(x, 0, i11, s11, "foo"),
+                    "reduce argument must be either sum, prod, mean, amax or amin.");
+    kt_expect_error(tg_scatter_add(x, 0, i7, tg_ones(TG_INTS(1, 2), .dtype = TG_FLOAT32)),
+                    "index 7 is out of bounds for dimension 0 with size 5");
 
-    cr_assert_null(tg_index_select(x, 0, i5));
-    kt_assert_error("index out of range in self");
-    cr_assert_null(tg_index_select(x, 0, tg_view(im1, TG_INTS(1))));
-    kt_assert_error("index out of range in self");
-    cr_assert_null(tg_index_select(x, 0, i11));
-    kt_assert_error("index_select(): Index is supposed to be a vector");
-    cr_assert_null(tg_index_select(x, 0, tg_to(i1, TG_FLOAT32)));
-    kt_assert_error("index_select(): Expected dtype int32 or int64 for index");
-    cr_assert_null(tg_index_select(x, 3, i1));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 3)");
+    kt_expect_error(tg_index_select(x, 0, i5), "index out of range in self");
+    kt_expect_error(tg_index_select(x, 0, tg_view(im1, TG_INTS(1))), "index out of range in self");
+    kt_expect_error(tg_index_select(x, 0, i11), "index_select(): Index is supposed to be a vector");
+    kt_expect_error(tg_index_select(x, 0, tg_to(i1, TG_FLOAT32)),
+                    "index_select(): Expected dtype int32 or int64 for index");
+    kt_expect_error(tg_index_select(x, 3, i1),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 3)");
 
-    cr_assert_null(tg_index_add(x, 0, i5, s14));
-    kt_assert_error("index out of range in self");
-    cr_assert_null(tg_index_add(x, 0, i12, s14));
-    kt_assert_error("index_add_(): Number of indices (2) should be equal to source.size(dim): "
+    kt_expect_error(tg_index_add(x, 0, i5, s14), "index out of range in self");
+    kt_expect_error(tg_index_add(x, 0, i12, s14),
+                    "index_add_(): Number of indices (2) should be equal to source.size(dim): "
                     "(1), for dim: 0");
-    cr_assert_null(tg_index_add(x, 0, i11, s14));
-    kt_assert_error("index_add_(): Index is supposed to be a vector, but got dim: 2 with type: "
+    kt_expect_error(tg_index_add(x, 0, i11, s14),
+                    "index_add_(): Index is supposed to be a vector, but got dim: 2 with type: "
                     "Long and size: [1, 1]");
-    cr_assert_null(tg_index_add(x, 0, tg_to(i1, TG_FLOAT32), s14));
-    kt_assert_error("index_add_(): Expected dtype int32/int64 for index but got: Float");
-    cr_assert_null(tg_index_add(x, 0, i1, tg_ones(TG_INTS(1, 4), .dtype = TG_FLOAT64)));
-    kt_assert_error("index_add_(): self (Float) and source (Double) must have the same scalar "
+    kt_expect_error(tg_index_add(x, 0, tg_to(i1, TG_FLOAT32), s14),
+                    "index_add_(): Expected dtype int32/int64 for index but got: Float");
+    kt_expect_error(tg_index_add(x, 0, i1, tg_ones(TG_INTS(1, 4), .dtype = TG_FLOAT64)),
+                    "index_add_(): self (Float) and source (Double) must have the same scalar "
                     "type");
-    cr_assert_null(tg_index_add(x, 0, i1, tg_ones(TG_INTS(1, 3), .dtype = TG_FLOAT32)));
-    kt_assert_error("The size of tensor a (4) must match the size of tensor b (3) at "
+    kt_expect_error(tg_index_add(x, 0, i1, tg_ones(TG_INTS(1, 3), .dtype = TG_FLOAT32)),
+                    "The size of tensor a (4) must match the size of tensor b (3) at "
                     "non-singleton dimension 0");
 
     /* an out-of-bounds index leaves an in-place self untouched (checked before writing) */
     tg_tensor *y = tg_clone(x);
     int64_t vbad[2] = { 1, 9 };
-    cr_assert_null(tg_scatter_add_(y, 0, kt_tensor_i64(vbad, (int64_t[]){ 2, 1 }, 2),
-                                   tg_ones(TG_INTS(2, 1), .dtype = TG_FLOAT32)));
-    kt_assert_error("index 9 is out of bounds for dimension 0 with size 5");
+    kt_expect_error(tg_scatter_add_(y, 0, kt_tensor_i64(vbad, (int64_t[]){ 2, 1 }, 2),
+                                    tg_ones(TG_INTS(2, 1), .dtype = TG_FLOAT32)),
+                    "index 9 is out of bounds for dimension 0 with size 5");
     cr_assert(same(y, x));
     /* scatter_reduce's prod has no derivative */
     tg_tensor *xr = tg_tensor_set_requires_grad(tg_clone(x), true);
@@ -376,7 +368,7 @@ static void check_nz(tg_tensor *r, const fx_nz_case *c)
 Test(index, nonzero_vs_pytorch)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_nz_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_nz_cases); k++) {
         const fx_nz_case *c = &fx_nz_cases[k];
         tg_scope_begin();
         tg_tensor *x = kt_tensor(c->x, c->xshape, c->xdim, (tg_dtype)c->dtype);

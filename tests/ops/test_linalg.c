@@ -81,8 +81,7 @@ static tg_tensor *make_operand(const double *v, int64_t rows, int64_t cols, tg_d
     tg_tensor *base = kt_tensor(w, (int64_t[]){ 2 * rows, 2 * cols }, 2, dt);
     tg_tensor *a = tg_slice(base, .dim = 0, .step = 2);
     tg_tensor *b = tg_slice(a, .dim = 1, .step = 2);
-    tg_release(a);
-    tg_release(base);
+    kt_release_all(a, base);
     free(w);
     return b;
 }
@@ -127,12 +126,9 @@ Test(linalg, mm_dtypes_and_layouts)
                     cr_assert_eq(R, O, "mm out= returns out");
                     if (tg_dtype_is_integral(dt, false)) kt_assert_close(O, c, n * p, 0, 0, what);
                     else assert_normwise(O, c, n * p, bound_for(dt), what);
-                    tg_release(R);
-                    tg_release(O);
+                    kt_release_all(R, O);
                 }
-                tg_release(A);
-                tg_release(B);
-                tg_release(C);
+                kt_release_all(A, B, C);
             }
         free(a);
         free(b);
@@ -156,35 +152,20 @@ Test(linalg, mm_empty_and_errors)
     kt_assert_close(z, (double[]){ 0, 0, 0, 0, 0, 0 }, 6, 0, 0, "K = 0 gives zeros");
 
     tg_tensor *v = kt_tensor((double[]){ 1, 2, 3 }, (int64_t[]){ 3 }, 1, TG_FLOAT32);
-    cr_assert_null(tg_mm(v, b));
-    kt_assert_error("self must be a matrix");
-    cr_assert_null(tg_mm(b, v));
-    kt_assert_error("mat2 must be a matrix");
+    kt_expect_error(tg_mm(v, b), "self must be a matrix");
+    kt_expect_error(tg_mm(b, v), "mat2 must be a matrix");
     tg_tensor *x23 = kt_tensor((double[]){ 1, 2, 3, 4, 5, 6 }, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
     tg_tensor *y45 = kt_tensor(NULL, (int64_t[]){ 4, 5 }, 2, TG_FLOAT32);
-    cr_assert_null(tg_mm(x23, y45));
-    kt_assert_error("mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
+    kt_expect_error(tg_mm(x23, y45), "mat1 and mat2 shapes cannot be multiplied (2x3 and 4x5)");
     tg_tensor *d34 = kt_tensor(NULL, (int64_t[]){ 3, 4 }, 2, TG_FLOAT64);
-    cr_assert_null(tg_mm(x23, d34));
-    kt_assert_error("expected scalar type Float but found Double");
+    kt_expect_error(tg_mm(x23, d34), "expected scalar type Float but found Double");
     tg_tensor *o = kt_tensor(NULL, (int64_t[]){ 2, 4 }, 2, TG_FLOAT64);
-    cr_assert_null(tg_mm_out(x23, b, o));
-    kt_assert_error("Expected out tensor to have dtype float, but got double instead");
+    kt_expect_error(tg_mm_out(x23, b, o),
+                    "Expected out tensor to have dtype float, but got double instead");
     tg_tensor *bad = kt_tensor(NULL, (int64_t[]){ 3, 3 }, 2, TG_FLOAT32);
     cr_assert_null(tg_mm_out(x23, b, bad));
     tg_clear_error();
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(k0a);
-    tg_release(k0b);
-    tg_release(z);
-    tg_release(v);
-    tg_release(x23);
-    tg_release(y45);
-    tg_release(d34);
-    tg_release(o);
-    tg_release(bad);
+    kt_release_all(a, b, c, k0a, k0b, z, v, x23, y45, d34, o, bad);
     kt_assert_no_leak(live);
 }
 
@@ -216,10 +197,7 @@ Test(linalg, bmm)
             kt_assert_shape(C, (int64_t[]){ B, n, p }, 3);
             if (dt == TG_INT64) kt_assert_close(C, c, B * n * p, 0, 0, "bmm int64");
             else assert_normwise(C, c, B * n * p, bound_for(dt), "bmm");
-            tg_release(A);
-            tg_release(Bb);
-            tg_release(Bt);
-            tg_release(C);
+            kt_release_all(A, Bb, Bt, C);
             free(a);
             free(b);
             free(bt);
@@ -230,16 +208,11 @@ Test(linalg, bmm)
     tg_tensor *y = kt_tensor(NULL, (int64_t[]){ 3, 4, 5 }, 3, TG_FLOAT32);
     tg_tensor *z = kt_tensor(NULL, (int64_t[]){ 2, 5, 5 }, 3, TG_FLOAT32);
     tg_tensor *m2 = kt_tensor(NULL, (int64_t[]){ 4, 5 }, 2, TG_FLOAT32);
-    cr_assert_null(tg_bmm(x, y));
-    kt_assert_error("batch1 and batch2 must have same number of batches, got 2 and 3");
-    cr_assert_null(tg_bmm(x, m2));
-    kt_assert_error("batch2 must be a 3D tensor");
-    cr_assert_null(tg_bmm(x, z));
-    kt_assert_error("Incompatible matrix sizes for bmm (3x4 and 5x5)");
-    tg_release(x);
-    tg_release(y);
-    tg_release(z);
-    tg_release(m2);
+    kt_expect_error(tg_bmm(x, y),
+                    "batch1 and batch2 must have same number of batches, got 2 and 3");
+    kt_expect_error(tg_bmm(x, m2), "batch2 must be a 3D tensor");
+    kt_expect_error(tg_bmm(x, z), "Incompatible matrix sizes for bmm (3x4 and 5x5)");
+    kt_release_all(x, y, z, m2);
     kt_assert_no_leak(live);
 }
 
@@ -283,15 +256,7 @@ Test(linalg, addmm)
         /* in place with a shape that does not match */
         cr_assert_null(tg_addmm_(bias, A, B));
         tg_clear_error();
-        tg_release(A);
-        tg_release(B);
-        tg_release(S);
-        tg_release(R);
-        tg_release(bias);
-        tg_release(R2);
-        tg_release(SN);
-        tg_release(R3);
-        tg_release(ST);
+        kt_release_all(A, B, S, R, bias, R2, SN, R3, ST);
         free(a);
         free(b);
         free(s);
@@ -302,14 +267,11 @@ Test(linalg, addmm)
     tg_tensor *x = kt_tensor(NULL, (int64_t[]){ 2, 3 }, 2, TG_FLOAT32);
     tg_tensor *bad = kt_tensor(NULL, (int64_t[]){ 3 }, 1, TG_FLOAT32);
     tg_tensor *y = kt_tensor(NULL, (int64_t[]){ 3, 4 }, 2, TG_FLOAT32);
-    cr_assert_null(tg_addmm(bad, x, y));
-    kt_assert_error(
+    kt_expect_error(
+        tg_addmm(bad, x, y),
         "The expanded size of the tensor (4) must match the existing size (3) at non-singleton dimension 1.  Target sizes: [2, 4].  Tensor sizes: [3]");
-    cr_assert_null(tg_addmm(bad, bad, y));
-    kt_assert_error("mat1 must be a matrix, got 1-D tensor");
-    tg_release(x);
-    tg_release(bad);
-    tg_release(y);
+    kt_expect_error(tg_addmm(bad, bad, y), "mat1 must be a matrix, got 1-D tensor");
+    kt_release_all(x, bad, y);
     kt_assert_no_leak(live);
 }
 
@@ -336,11 +298,7 @@ Test(linalg, matmul_fixture_table)
             cr_assert_eq(ro, out, "matmul out= returns out");
             kt_assert_shape(out, c->r_shape, c->r_ndim);
             kt_assert_close(out, c->r, n, dd ? 1e-5 : 1e-12, dd ? 1e-5 : 1e-12, what);
-            tg_release(ro);
-            tg_release(out);
-            tg_release(r);
-            tg_release(a);
-            tg_release(b);
+            kt_release_all(ro, out, r, a, b);
         }
     }
     kt_assert_no_leak(live);
@@ -354,21 +312,16 @@ Test(linalg, matmul_errors)
     tg_tensor *m = kt_tensor(NULL, (int64_t[]){ 2, 2 }, 2, TG_FLOAT32);
     tg_tensor *v3 = kt_tensor(NULL, (int64_t[]){ 3 }, 1, TG_FLOAT32);
     tg_tensor *v4 = kt_tensor(NULL, (int64_t[]){ 4 }, 1, TG_FLOAT32);
-    cr_assert_null(tg_matmul(s, m));
-    kt_assert_error("both arguments to matmul need to be at least 1D, but they are 0D and 2D");
-    cr_assert_null(tg_matmul(v3, v4));
-    kt_assert_error(
+    kt_expect_error(tg_matmul(s, m),
+                    "both arguments to matmul need to be at least 1D, but they are 0D and 2D");
+    kt_expect_error(
+        tg_matmul(v3, v4),
         "inconsistent tensor size, expected tensor [3] and src [4] to have the same number of elements, but got 3 and 4 elements respectively");
     tg_tensor *b1 = kt_tensor(NULL, (int64_t[]){ 2, 2, 2 }, 3, TG_FLOAT32);
     tg_tensor *b2 = kt_tensor(NULL, (int64_t[]){ 3, 2, 2 }, 3, TG_FLOAT32);
     cr_assert_null(tg_matmul(b1, b2));
     tg_clear_error();
-    tg_release(s);
-    tg_release(m);
-    tg_release(v3);
-    tg_release(v4);
-    tg_release(b1);
-    tg_release(b2);
+    kt_release_all(s, m, v3, v4, b1, b2);
     kt_assert_no_leak(live);
 }
 
@@ -388,11 +341,6 @@ Test(linalg, bmm_out_and_addmm_out)
     r = tg_addmm_out(bias, m, m, o2, .beta = 2);
     cr_assert_eq(r, o2);
     kt_assert_close(o2, (double[]){ 9, 8, 17, 20 }, 4, 0, 0, "addmm.out");
-    tg_release(r);
-    tg_release(a);
-    tg_release(o);
-    tg_release(m);
-    tg_release(bias);
-    tg_release(o2);
+    kt_release_all(r, a, o, m, bias, o2);
     kt_assert_no_leak(live);
 }

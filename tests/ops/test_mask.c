@@ -13,27 +13,9 @@ TG_COVERS("masked_fill.Scalar", "masked_fill.Tensor", "masked_fill_.Scalar", "ma
           "tril", "tril_", "tril.out", "triu", "triu_", "triu.out", "baddbmm", "baddbmm_",
           "baddbmm.out");
 
-#define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
-
-static int64_t prod(const int64_t *s, int64_t n)
-{
-    int64_t r = 1;
-    for (int64_t i = 0; i < n; i++) r *= s[i];
-    return r;
-}
-
-/* The .grad of leaf against want (inside a scope, which owns it). */
-static void check_grad(const tg_tensor *leaf, const double *want, int64_t n, double rt, double at,
-                       const char *what)
-{
-    tg_tensor *g = tg_tensor_grad(leaf);
-    cr_assert(g, "%s: no gradient", what);
-    kt_assert_close(g, want, n, rt, at, what); /* g belongs to the open scope */
-}
-
 static tg_tensor *mask_of(const fx_mf_case *c)
 {
-    int64_t n = prod(c->mshape, c->mdim);
+    int64_t n = kt_shape_numel(c->mshape, c->mdim);
     double *v = malloc(sizeof(double) * (size_t)n);
     for (int64_t i = 0; i < n; i++) v[i] = (double)c->mask[i];
     tg_tensor *m = kt_tensor(v, c->mshape, c->mdim, TG_BOOL);
@@ -46,7 +28,7 @@ static tg_tensor *mask_of(const fx_mf_case *c)
 Test(mask, masked_fill_values_and_gradients)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_mf_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_mf_cases); k++) {
         const fx_mf_case *c = &fx_mf_cases[k];
         for (int t = 0; t < 2; t++) {
             tg_dtype dt = t ? TG_FLOAT32 : TG_FLOAT64;
@@ -56,28 +38,34 @@ Test(mask, masked_fill_values_and_gradients)
             tg_tensor *y = tg_masked_fill_scalar(x, m, c->value);
             cr_assert(y, "masked_fill.Scalar case %lld: %s", (long long)k, tg_last_error());
             kt_assert_shape(y, c->yshape, c->ydim);
-            kt_assert_close(y, c->y, prod(c->yshape, c->ydim), rt, rt, "masked_fill.Scalar");
+            kt_assert_close(y, c->y, kt_shape_numel(c->yshape, c->ydim), rt, rt,
+                            "masked_fill.Scalar");
             /* the Tensor overload, differentiable in self and value */
             tg_tensor *v = tg_full(TG_INTS_EMPTY, c->value, .dtype = dt);
             tg_tensor_set_requires_grad(x, true);
             tg_tensor_set_requires_grad(v, true);
             tg_tensor *y2 = tg_masked_fill(x, m, v);
             cr_assert(y2, "%s", tg_last_error());
-            kt_assert_close(y2, c->y, prod(c->yshape, c->ydim), rt, rt, "masked_fill.Tensor");
+            kt_assert_close(y2, c->y, kt_shape_numel(c->yshape, c->ydim), rt, rt,
+                            "masked_fill.Tensor");
             tg_tensor *g = kt_tensor(c->g, c->yshape, c->ydim, dt);
             cr_assert_eq(tg_backward(y2, .grad = g), 0, "%s", tg_last_error());
-            check_grad(x, c->gx, prod(c->xshape, c->xdim), rt, rt, "masked_fill grad self");
-            check_grad(v, &c->gv, 1, rt * 10, rt, "masked_fill grad value");
+            kt_assert_grad(x, c->gx, kt_shape_numel(c->xshape, c->xdim), rt, rt,
+                           "masked_fill grad self");
+            kt_assert_grad(v, &c->gv, 1, rt * 10, rt, "masked_fill grad value");
             /* in place, where self already has the broadcast shape */
-            if (c->xdim == c->ydim && prod(c->xshape, c->xdim) == prod(c->yshape, c->ydim)) {
+            if (c->xdim == c->ydim &&
+                kt_shape_numel(c->xshape, c->xdim) == kt_shape_numel(c->yshape, c->ydim)) {
                 tg_tensor *a = kt_tensor(c->x, c->xshape, c->xdim, dt);
                 tg_tensor *r = tg_masked_fill_scalar_(a, m, c->value);
                 cr_assert_eq(r, a);
-                kt_assert_close(a, c->y, prod(c->yshape, c->ydim), rt, rt, "masked_fill_.Scalar");
+                kt_assert_close(a, c->y, kt_shape_numel(c->yshape, c->ydim), rt, rt,
+                                "masked_fill_.Scalar");
                 tg_tensor *b = kt_tensor(c->x, c->xshape, c->xdim, dt);
                 tg_tensor *vv = tg_full(TG_INTS_EMPTY, c->value, .dtype = TG_FLOAT64);
                 cr_assert(tg_masked_fill_(b, m, vv));
-                kt_assert_close(b, c->y, prod(c->yshape, c->ydim), rt, rt, "masked_fill_.Tensor");
+                kt_assert_close(b, c->y, kt_shape_numel(c->yshape, c->ydim), rt, rt,
+                                "masked_fill_.Tensor");
             }
             tg_scope_end();
         }
@@ -113,20 +101,20 @@ Test(mask, masked_fill_errors)
     kt_live live = kt_live_now();
     tg_scope_begin();
     tg_tensor *x = tg_zeros(TG_INTS(3)), *fm = tg_ones(TG_INTS(3));
-    cr_assert_null(tg_masked_fill_scalar(x, fm, 1));
-    kt_assert_error("masked_fill_ only supports boolean masks, but got mask with dtype float");
-    cr_assert_null(tg_masked_fill_scalar_(x, fm, 1));
-    kt_assert_error("masked_fill_ only supports boolean masks, but got mask with dtype float");
+    kt_expect_error(tg_masked_fill_scalar(x, fm, 1),
+                    "masked_fill_ only supports boolean masks, but got mask with dtype float");
+    kt_expect_error(tg_masked_fill_scalar_(x, fm, 1),
+                    "masked_fill_ only supports boolean masks, but got mask with dtype float");
     tg_tensor *m = tg_ones(TG_INTS(3), .dtype = TG_BOOL), *v1 = tg_ones(TG_INTS(1));
-    cr_assert_null(tg_masked_fill(x, m, v1));
-    kt_assert_error("masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
+    kt_expect_error(tg_masked_fill(x, m, v1),
+                    "masked_fill_ only supports a 0-dimensional value tensor, but got tensor with "
                     "1 dimension(s).");
     tg_tensor *m23 = tg_ones(TG_INTS(2, 3), .dtype = TG_BOOL);
-    cr_assert_null(tg_masked_fill_scalar_(x, m23, 1));
-    kt_assert_error("output with shape [3] doesn't match the broadcast shape [2, 3]");
+    kt_expect_error(tg_masked_fill_scalar_(x, m23, 1),
+                    "output with shape [3] doesn't match the broadcast shape [2, 3]");
     tg_tensor *m4 = tg_ones(TG_INTS(4), .dtype = TG_BOOL);
-    cr_assert_null(tg_masked_fill_scalar(x, m4, 1));
-    kt_assert_error("The size of tensor a (3) must match the size of tensor b (4) at "
+    kt_expect_error(tg_masked_fill_scalar(x, m4, 1),
+                    "The size of tensor a (3) must match the size of tensor b (4) at "
                     "non-singleton dimension 0");
     tg_scope_end();
     kt_assert_no_leak(live);
@@ -138,7 +126,7 @@ Test(mask, tril_triu_values)
 {
     kt_live live = kt_live_now();
     const int64_t shape[4] = { 2, 3, 4, 5 };
-    for (int64_t k = 0; k < NUMEL(fx_tri_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_tri_cases); k++) {
         const fx_tri_case *c = &fx_tri_cases[k];
         for (int t = 0; t < 2; t++) {
             tg_dtype dt = t ? TG_FLOAT32 : TG_FLOAT64;
@@ -181,11 +169,11 @@ Test(mask, tril_triu_gradient)
         tg_tensor_set_requires_grad(tg_zeros(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64), true);
     tg_tensor *w = kt_tensor(fx_tri_x, shape, 4, TG_FLOAT64);
     cr_assert_eq(tg_backward(tg_tril(x, .diagonal = c->diagonal), .grad = w), 0);
-    check_grad(x, c->lower, 120, 0, 0, "tril grad");
+    kt_assert_grad(x, c->lower, 120, 0, 0, "tril grad");
     tg_tensor *y =
         tg_tensor_set_requires_grad(tg_zeros(TG_INTS(2, 3, 4, 5), .dtype = TG_FLOAT64), true);
     cr_assert_eq(tg_backward(tg_triu(y, .diagonal = c->diagonal), .grad = w), 0);
-    check_grad(y, c->upper, 120, 0, 0, "triu grad");
+    kt_assert_grad(y, c->upper, 120, 0, 0, "triu grad");
     tg_scope_end();
     kt_assert_no_leak(live);
 }
@@ -195,14 +183,13 @@ Test(mask, tril_triu_errors)
     kt_live live = kt_live_now();
     tg_scope_begin();
     tg_tensor *x = tg_zeros(TG_INTS(3));
-    cr_assert_null(tg_tril(x));
-    kt_assert_error(
+    kt_expect_error(
+        tg_tril(x),
         "tril: Dimension out of range (expected to be in range of [-1, 0], but got -2)");
-    cr_assert_null(tg_triu(x));
-    kt_assert_error("triu: Dimension out of range");
+    kt_expect_error(tg_triu(x), "triu: Dimension out of range");
     tg_tensor *m = tg_zeros(TG_INTS(3, 3)), *o = tg_zeros(TG_INTS(3, 3), .dtype = TG_FLOAT64);
-    cr_assert_null(tg_tril_out(m, o));
-    kt_assert_error("Expected out tensor to have dtype float, but got double instead");
+    kt_expect_error(tg_tril_out(m, o),
+                    "Expected out tensor to have dtype float, but got double instead");
     tg_scope_end();
     kt_assert_no_leak(live);
 }
@@ -213,7 +200,7 @@ Test(mask, baddbmm_values_and_gradients)
 {
     kt_live live = kt_live_now();
     const int64_t s1[3] = { 2, 3, 5 }, s2[3] = { 2, 5, 4 }, so[3] = { 2, 3, 4 };
-    for (int64_t k = 0; k < NUMEL(fx_bd_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_bd_cases); k++) {
         const fx_bd_case *c = &fx_bd_cases[k];
         for (int t = 0; t < 2; t++) {
             tg_dtype dt = t ? TG_FLOAT32 : TG_FLOAT64;
@@ -230,9 +217,10 @@ Test(mask, baddbmm_values_and_gradients)
             kt_assert_close(y, c->y, 24, rt, rt, "baddbmm");
             tg_tensor *g = kt_tensor(c->g, so, 3, dt);
             cr_assert_eq(tg_backward(y, .grad = g), 0, "%s", tg_last_error());
-            check_grad(s, c->gs, prod(c->sshape, c->sdim), rt, rt, "baddbmm grad self");
-            check_grad(b1, c->g1, 30, rt, rt, "baddbmm grad batch1");
-            check_grad(b2, c->g2, 40, rt, rt, "baddbmm grad batch2");
+            kt_assert_grad(s, c->gs, kt_shape_numel(c->sshape, c->sdim), rt, rt,
+                           "baddbmm grad self");
+            kt_assert_grad(b1, c->g1, 30, rt, rt, "baddbmm grad batch1");
+            kt_assert_grad(b2, c->g2, 40, rt, rt, "baddbmm grad batch2");
             /* out= and in place (self of the full shape), batch2 transposed */
             tg_tensor *sc = kt_tensor(c->self, c->sshape, c->sdim, dt);
             tg_tensor *b1c = kt_tensor(c->b1, s1, 3, dt), *b2c = kt_tensor(c->b2, s2, 3, dt);
@@ -271,24 +259,22 @@ Test(mask, baddbmm_errors)
     tg_scope_begin();
     tg_tensor *s = tg_zeros(TG_INTS(2, 3, 4));
     tg_tensor *a = tg_zeros(TG_INTS(2, 3, 5)), *b = tg_zeros(TG_INTS(2, 4, 4));
-    cr_assert_null(tg_baddbmm(s, a, b));
-    kt_assert_error("Expected size for first two dimensions of batch2 tensor to be: [2, 5] but "
+    kt_expect_error(tg_baddbmm(s, a, b),
+                    "Expected size for first two dimensions of batch2 tensor to be: [2, 5] but "
                     "got: [2, 4].");
     tg_tensor *a2 = tg_zeros(TG_INTS(2, 3));
-    cr_assert_null(tg_baddbmm(s, a2, b));
-    kt_assert_error("batch1 must be a 3D tensor");
+    kt_expect_error(tg_baddbmm(s, a2, b), "batch1 must be a 3D tensor");
     tg_tensor *s5 = tg_zeros(TG_INTS(2, 3, 5)), *b5 = tg_zeros(TG_INTS(2, 5, 4));
-    cr_assert_null(tg_baddbmm(s5, a, b5));
-    kt_assert_error(
+    kt_expect_error(
+        tg_baddbmm(s5, a, b5),
         "The expanded size of the tensor (4) must match the existing size (5) at "
         "non-singleton dimension 2.  Target sizes: [2, 3, 4].  Tensor sizes: [2, 3, 5]");
     tg_tensor *b3 = tg_zeros(TG_INTS(3, 5, 4));
-    cr_assert_null(tg_baddbmm(s, a, b3));
-    kt_assert_error("Expected size for first two dimensions of batch2 tensor to be: [2, 5] but "
+    kt_expect_error(tg_baddbmm(s, a, b3),
+                    "Expected size for first two dimensions of batch2 tensor to be: [2, 5] but "
                     "got: [3, 5].");
     tg_tensor *bd = tg_zeros(TG_INTS(2, 5, 4), .dtype = TG_FLOAT64);
-    cr_assert_null(tg_baddbmm(s, a, bd));
-    kt_assert_error("expected scalar type Float but found Double");
+    kt_expect_error(tg_baddbmm(s, a, bd), "expected scalar type Float but found Double");
     tg_scope_end();
     kt_assert_no_leak(live);
 }

@@ -23,7 +23,6 @@ TG_COVERS("linear", "linear_weight_backward", "mse_loss", "nll_loss", "nll_loss_
 #define T64(v, ...)                            \
     kt_tensor((v), (int64_t[]){ __VA_ARGS__ }, \
               sizeof((int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t), TG_FLOAT64)
-#define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 
 /* Checks r against want (and its shape), then releases r. */
 static void check(tg_tensor *r, const double *want, int64_t n, const char *what)
@@ -57,8 +56,8 @@ Test(nn_helpers, sum_to_size_and_sum_backward)
     tg_tensor *same = tg_sum_to_size(x, TG_INTS(2, 3, 4));
     cr_assert_eq(same, x, "sum_to_size to its own shape returns self");
     tg_release(same);
-    cr_assert_null(tg_sum_to_size(x, TG_INTS(2, 4)));
-    kt_assert_error("size {[2, 4]} is not expandable to size {[2, 3, 4]}.");
+    kt_expect_error(tg_sum_to_size(x, TG_INTS(2, 4)),
+                    "size {[2, 4]} is not expandable to size {[2, 3, 4]}.");
 
     tg_tensor *g = T64(fx_g3, 3);
     check_shape(tg_sum_backward(g, TG_INTS(2, 3, 4), TG_INTS(0, 2), false), (int64_t[]){ 2, 3, 4 },
@@ -70,11 +69,7 @@ Test(nn_helpers, sum_to_size_and_sum_backward)
     tg_tensor *all = tg_sum_backward(g0, TG_INTS(2, 3, 4), TG_NO_INTS, false);
     cr_assert(all, "%s", tg_last_error());
     kt_assert_shape(all, (int64_t[]){ 2, 3, 4 }, 3);
-    tg_release(all);
-    tg_release(g0);
-    tg_release(gk);
-    tg_release(g);
-    tg_release(x);
+    kt_release_all(all, g0, gk, g, x);
     kt_assert_no_leak(live);
 }
 
@@ -86,9 +81,7 @@ static tg_tensor *extreme_backward(tg_tensor *x, tg_tensor *grad, tg_tensor *res
     tg_tensor *r = tg_restore_reduced_dims(result, dims, keepdim);
     tg_tensor *mask = tg_eq(r, x);
     tg_tensor *out = tg_scale_grad_by_count(g, mask, dims);
-    tg_release(g);
-    tg_release(r);
-    tg_release(mask);
+    kt_release_all(g, r, mask);
     return out;
 }
 
@@ -105,13 +98,7 @@ Test(nn_helpers, amax_amin_ties_share_evenly)
     /* keepdim: restore_reduced_dims is the identity */
     tg_tensor *same = tg_restore_reduced_dims(g, TG_INTS(0), true);
     cr_assert_eq(same, g);
-    tg_release(same);
-    tg_release(mall);
-    tg_release(g3);
-    tg_release(mx);
-    tg_release(mn);
-    tg_release(x);
-    tg_release(g);
+    kt_release_all(same, mall, g3, mx, mn, x, g);
     kt_assert_no_leak(live);
 }
 
@@ -127,10 +114,7 @@ Test(nn_helpers, value_selecting_var_prod)
     tg_tensor *gmk = tg_unsqueeze(gm, 1), *ik = tg_unsqueeze(m.indices, 1);
     check(tg_value_selecting_reduction_backward(gmk, -2, ik, TG_INTS(2, 3, 4), true),
           fx_maxdimbw_keep, 24, "max.dim keepdim backward");
-    tg_release(gmk);
-    tg_release(ik);
-    tg_release(m.values);
-    tg_release(m.indices);
+    kt_release_all(gmk, ik, m.values, m.indices);
 
     tg_tensor *gv = T64(fx_gv, 2, 4);
     check(tg_var_backward(gv, x, TG_INTS(1), TG_NONE_INT, false), fx_varbw, 24,
@@ -145,11 +129,7 @@ Test(nn_helpers, value_selecting_var_prod)
     tg_tensor *one = tg_full(TG_INTS(1), 2.0, .dtype = TG_FLOAT64);
     tg_tensor *nanr = tg_var_backward(g0, one, TG_NO_INTS, TG_NONE_INT, false);
     cr_assert(nanr && isnan(tg_item(nanr)));
-    tg_release(nanr);
-    tg_release(one);
-    tg_release(gvk);
-    tg_release(gv);
-    tg_release(g0);
+    kt_release_all(nanr, one, gvk, gv, g0);
 
     tg_tensor *xp = T64(fx_xp, 3, 4), *gp = T64(fx_gpr, 3), *yp = T64(fx_prod1, 3);
     check(tg_prod_backward(gp, xp, yp, 1, false), fx_prodbw, 12,
@@ -159,16 +139,7 @@ Test(nn_helpers, value_selecting_var_prod)
     tg_tensor *yrk = tg_unsqueeze(yr, 1), *grk = tg_unsqueeze(gr, 1);
     check(tg_prod_backward(grk, xr, yrk, 1, true), fx_prodbw + 8, 4,
           "prod backward without zeros, keepdim");
-    tg_release(xr);
-    tg_release(yr);
-    tg_release(gr);
-    tg_release(yrk);
-    tg_release(grk);
-    tg_release(xp);
-    tg_release(gp);
-    tg_release(yp);
-    tg_release(x);
-    tg_release(gm);
+    kt_release_all(xr, yr, gr, yrk, grk, xp, gp, yp, x, gm);
     kt_assert_no_leak(live);
 }
 
@@ -180,8 +151,7 @@ Test(nn_helpers, permute_slice_select_backward)
     tg_tensor *gp = T64(fx_gp, 4, 2, 3);
     check_shape(tg_permute_backward(gp, TG_INTS(2, 0, 1)), (int64_t[]){ 2, 3, 4 }, 3, fx_permbw,
                 "permute backward");
-    cr_assert_null(tg_permute_backward(gp, TG_INTS(0, 0, 1)));
-    kt_assert_error("duplicate dims");
+    kt_expect_error(tg_permute_backward(gp, TG_INTS(0, 0, 1)), "duplicate dims");
     tg_tensor *gs = T64(fx_gs, 2, 3, 2);
     check_shape(tg_slice_backward(gs, TG_INTS(2, 3, 4), 2, TG_OPT_INT(1), TG_NONE_INT, 2),
                 (int64_t[]){ 2, 3, 4 }, 3, fx_slicebw, "slice backward");
@@ -190,11 +160,8 @@ Test(nn_helpers, permute_slice_select_backward)
     tg_tensor *gsel = T64(fx_gsel, 2, 4);
     check_shape(tg_select_backward(gsel, TG_INTS(2, 3, 4), 1, -2), (int64_t[]){ 2, 3, 4 }, 3,
                 fx_selectbw, "select backward");
-    cr_assert_null(tg_select_backward(gsel, TG_INTS(2, 3, 4), 1, 3));
-    kt_assert_error("index 3 out of range");
-    tg_release(gp);
-    tg_release(gs);
-    tg_release(gsel);
+    kt_expect_error(tg_select_backward(gsel, TG_INTS(2, 3, 4), 1, 3), "index 3 out of range");
+    kt_release_all(gp, gs, gsel);
     kt_assert_no_leak(live);
 }
 
@@ -208,9 +175,7 @@ Test(nn_helpers, sign_clamp_div_threshold)
     tg_tensor *xi = tg_to(xs, TG_INT32); /* NaN/inf convert to INT32_MIN: sign -1 */
     tg_tensor *si = tg_sign(xi);
     cr_assert_eq(tg_tensor_dtype(si), TG_INT32);
-    tg_release(xi);
-    tg_release(si);
-    tg_release(xs);
+    kt_release_all(xi, si, xs);
 
     tg_tensor *xc = T64(fx_xc, 3, 4), *lo = T64(fx_lo, 3, 4), *hi = T64(fx_hi, 3, 4),
               *gc = T64(fx_gc, 3, 4);
@@ -255,20 +220,8 @@ Test(nn_helpers, sign_clamp_div_threshold)
     cr_assert_eq(tg_tensor_dtype(r32), TG_FLOAT32);
     kt_assert_close(r32, fx_threshold_bw, 12, 1e-6, 1e-7, "threshold_backward float32");
     tg_tensor *bad = tg_threshold_backward(g32, xt, 0); /* [3, 4] vs [4, 3] */
-    cr_assert_null(bad);
-    kt_assert_error("must match the size of tensor");
-    tg_release(t32);
-    tg_release(g32);
-    tg_release(xt);
-    tg_release(r32);
-    tg_release(tx);
-    tg_release(tgr);
-    tg_release(a);
-    tg_release(b);
-    tg_release(xc);
-    tg_release(lo);
-    tg_release(hi);
-    tg_release(gc);
+    kt_expect_error(bad, "must match the size of tensor");
+    kt_release_all(t32, g32, xt, r32, tx, tgr, a, b, xc, lo, hi, gc);
     kt_assert_no_leak(live);
 }
 
@@ -293,20 +246,12 @@ Test(nn_helpers, softmax_backward_data)
                   *gtt = tg_t(gtc); /* gtt: g's values, strided */
         check(tg__softmax_backward_data(gtt, y, dim, TG_FLOAT64), w[dim], 15,
               "_softmax_backward_data strided grad");
-        tg_release(gt);
-        tg_release(gtc);
-        tg_release(gtt);
-        tg_release(r);
-        tg_release(g32);
-        tg_release(y32);
-        tg_release(y);
-        tg_release(ly);
+        kt_release_all(gt, gtc, gtt, r, g32, y32, y, ly);
     }
     tg_tensor *y = T64(fx_smb_y0, 5, 3);
-    cr_assert_null(tg__softmax_backward_data(g, y, 0, TG_FLOAT64));
-    kt_assert_error("[3, 5] does not equal [5, 3] (while checking arguments for softmax_backward)");
-    tg_release(y);
-    tg_release(g);
+    kt_expect_error(tg__softmax_backward_data(g, y, 0, TG_FLOAT64),
+                    "[3, 5] does not equal [5, 3] (while checking arguments for softmax_backward)");
+    kt_release_all(y, g);
     kt_assert_no_leak(live);
 }
 
@@ -357,14 +302,9 @@ Test(nn_ops, linear)
                 "linear 2-D (addmm)");
     check_shape(tg_linear(x1, w, .bias = b), (int64_t[]){ 4 }, 1, fx_lin_1d, "linear 1-D");
     tg_tensor *wt = tg_t(w); /* [5, 4]: in_features mismatch */
-    cr_assert_null(tg_linear(x2, wt, .bias = b));
-    kt_assert_error("mat1 and mat2 shapes cannot be multiplied (3x5 and 4x5)");
-    tg_release(wt);
-    tg_release(x1);
-    tg_release(x2);
-    tg_release(x);
-    tg_release(w);
-    tg_release(b);
+    kt_expect_error(tg_linear(x2, wt, .bias = b),
+                    "mat1 and mat2 shapes cannot be multiplied (3x5 and 4x5)");
+    kt_release_all(wt, x1, x2, x, w, b);
     kt_assert_no_leak(live);
 }
 
@@ -387,9 +327,7 @@ Test(nn_ops, mse_loss)
     tg_tensor *r = tg_mse_loss(x32, t32);
     cr_assert_eq(tg_tensor_dtype(r), TG_FLOAT32);
     kt_assert_close(r, fx_mse_mean, 1, 1e-5, 1e-6, "mse_loss float32");
-    tg_release(r);
-    tg_release(x32);
-    tg_release(t32);
+    kt_release_all(r, x32, t32);
     /* a broadcasting target warns, as PyTorch */
     tg_set_warning_handler(count_warning, NULL);
     warnings = 0;
@@ -397,11 +335,9 @@ Test(nn_ops, mse_loss)
     check(tg_mse_loss(x, t1), fx_mse_bcast, 1, "mse_loss with a broadcast target");
     cr_assert_eq(warnings, 1);
     tg_set_warning_handler(NULL, NULL);
-    cr_assert_null(tg_mse_loss(x, t, .reduction = 3));
-    kt_assert_error("reduction must be 0 (none), 1 (mean) or 2 (sum), but got 3");
-    tg_release(t1);
-    tg_release(x);
-    tg_release(t);
+    kt_expect_error(tg_mse_loss(x, t, .reduction = 3),
+                    "reduction must be 0 (none), 1 (mean) or 2 (sum), but got 3");
+    kt_release_all(t1, x, t);
     kt_assert_no_leak(live);
 }
 
@@ -413,7 +349,7 @@ Test(nn_ops, nll_loss_forward_backward_cases)
     tg_tensor *x = T64(fx_nll_x, 5, 4), *w = T64(fx_nll_w, 4);
     tg_tensor *ts[2] = { kt_tensor_i64(fx_nll_t, (int64_t[]){ 5 }, 1),
                          kt_tensor_i64(fx_nll_t_ign, (int64_t[]){ 5 }, 1) };
-    for (int64_t k = 0; k < NUMEL(fx_nll_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_nll_cases); k++) {
         const fx_nll_case *c = &fx_nll_cases[k];
         tg_tensor *wt = c->weight ? w : NULL;
         int64_t n = c->reduction == 0 ? 5 : 1;
@@ -427,45 +363,30 @@ Test(nn_ops, nll_loss_forward_backward_cases)
             c->reduction == 0 ? T64(c->go, 5) : kt_tensor(c->go, (int64_t[]){ 1 }, 0, TG_FLOAT64);
         check(tg_nll_loss_backward(go, x, ts[c->target], wt, c->reduction, -100, o.total_weight),
               c->gi, 20, "nll_loss_backward");
-        tg_release(go);
-        tg_release(o.output);
-        tg_release(o.total_weight);
+        kt_release_all(go, o.output, o.total_weight);
     }
     /* unbatched; ignore_index a real class; every target ignored (mean = NaN) */
     tg_tensor *x0 = tg_select(x, 0, 0), *t2 = tg_full(TG_INTS_EMPTY, 2, .dtype = TG_INT64);
     tg_output_total_weight o = tg_nll_loss_forward(x0, t2, w, 1, -100);
     kt_assert_close(o.output, fx_nll_1d, 1, RT, AT, "unbatched nll_loss");
     kt_assert_close(o.total_weight, fx_nll_1d + 1, 1, RT, AT, "unbatched total_weight");
-    tg_release(o.output);
-    tg_release(o.total_weight);
+    kt_release_all(o.output, o.total_weight);
     o = tg_nll_loss_forward(x, ts[0], NULL, 1, 3);
     kt_assert_close(o.output, fx_nll_ign3, 1, RT, AT, "ignore_index 3");
     kt_assert_close(o.total_weight, fx_nll_ign3 + 1, 1, RT, AT, "ignore_index 3 total_weight");
-    tg_release(o.output);
-    tg_release(o.total_weight);
+    kt_release_all(o.output, o.total_weight);
     tg_tensor *x2 = tg_slice(x, .end = TG_SOME(2)),
               *tign = tg_full(TG_INTS(2), -100, .dtype = TG_INT64);
     o = tg_nll_loss_forward(x2, tign, NULL, 1, -100);
     kt_assert_close(o.output, fx_nll_allign, 1, RT, AT, "all ignored: NaN");
-    tg_release(o.output);
-    tg_release(o.total_weight);
+    kt_release_all(o.output, o.total_weight);
     /* float32 */
     tg_tensor *x32 = tg_to(x, TG_FLOAT32), *w32 = tg_to(w, TG_FLOAT32);
     tg_tensor *r = tg_nll_loss(x32, ts[1], .weight = w32);
     cr_assert_eq(tg_tensor_dtype(r), TG_FLOAT32);
     kt_assert_close(r, fx_nll_cases[10].out, 1, 1e-5, 1e-6,
                     "nll_loss float32"); /* ignored targets, weight, mean */
-    tg_release(r);
-    tg_release(x32);
-    tg_release(w32);
-    tg_release(x0);
-    tg_release(t2);
-    tg_release(x2);
-    tg_release(tign);
-    tg_release(ts[0]);
-    tg_release(ts[1]);
-    tg_release(x);
-    tg_release(w);
+    kt_release_all(r, x32, w32, x0, t2, x2, tign, ts[0], ts[1], x, w);
     kt_assert_no_leak(live);
 }
 
@@ -478,20 +399,13 @@ Test(nn_ops, nll_loss_nd)
                 fx_nll3_none, "nll_loss (N, C, d)");
     check(tg_nll_loss(x, t, .weight = w), fx_nll3_mean, 1, "nll_loss (N, C, d) mean");
     tg_tensor *tbad = kt_tensor_i64(fx_nll3_t, (int64_t[]){ 2, 2 }, 2);
-    cr_assert_null(tg_nll_loss(x, tbad));
-    kt_assert_error("Expected target size [2, 3], got [2, 2]");
+    kt_expect_error(tg_nll_loss(x, tbad), "Expected target size [2, 3], got [2, 2]");
     tg_tensor *t4 = kt_tensor_i64(fx_nll_t, (int64_t[]){ 4 }, 1);
-    cr_assert_null(tg_nll_loss(x, t4));
-    kt_assert_error("Expected input batch_size (2) to match target batch_size (4).");
+    kt_expect_error(tg_nll_loss(x, t4),
+                    "Expected input batch_size (2) to match target batch_size (4).");
     tg_tensor *s = tg_full(TG_INTS_EMPTY, 1.0, .dtype = TG_FLOAT64);
-    cr_assert_null(tg_nll_loss(s, t4));
-    kt_assert_error("Expected 1 or more dimensions (got 0)");
-    tg_release(s);
-    tg_release(t4);
-    tg_release(tbad);
-    tg_release(x);
-    tg_release(t);
-    tg_release(w);
+    kt_expect_error(tg_nll_loss(s, t4), "Expected 1 or more dimensions (got 0)");
+    kt_release_all(s, t4, tbad, x, t, w);
     kt_assert_no_leak(live);
 }
 
@@ -502,8 +416,7 @@ Test(nn_ops, nll_loss_errors)
     tg_tensor *x3 = T64(fx_nll3_x, 2, 4, 3),
               *t2d = kt_tensor_i64(fx_nll3_t, (int64_t[]){ 2, 3 }, 2);
     tg_output_total_weight o = tg_nll_loss_forward(x3, t, NULL, 1, -100);
-    cr_assert_null(o.output);
-    kt_assert_error("input tensor should be 1D or 2D");
+    kt_expect_error(o.output, "input tensor should be 1D or 2D");
     o = tg_nll_loss_forward(x, t2d, NULL, 1, -100);
     kt_assert_error("0D or 1D target tensor expected, multi-target not supported");
     tg_tensor *t3 = tg_slice(t, .end = TG_SOME(3));
@@ -528,29 +441,16 @@ Test(nn_ops, nll_loss_errors)
     kt_assert_error(
         "weight tensor should be defined either for all 4 classes or no classes but got weight tensor of "
         "shape: [3]");
-    cr_assert_null(tg_nll_loss(x, t, .reduction = -1));
-    kt_assert_error("reduction must be");
+    kt_expect_error(tg_nll_loss(x, t, .reduction = -1), "reduction must be");
     /* backward: grad_output of the wrong shape */
     tg_tensor *tw = tg_ones(TG_INTS_EMPTY, .dtype = TG_FLOAT64),
               *go = tg_ones(TG_INTS(3), .dtype = TG_FLOAT64);
-    cr_assert_null(tg_nll_loss_backward(go, x, t, NULL, 0, -100, tw));
-    kt_assert_error(
+    kt_expect_error(
+        tg_nll_loss_backward(go, x, t, NULL, 0, -100, tw),
         "Expected a tensor of dimension 1 and tensor.size[0] == 5 but got: dimension 1 and tensor.size[0] == 3");
-    cr_assert_null(tg_nll_loss_backward(go, x, t, NULL, 1, -100, tw));
-    kt_assert_error("Expected a single element grad_output tensor, but got: [3]");
-    tg_release(w3);
-    tg_release(tw);
-    tg_release(go);
-    tg_release(tf);
-    tg_release(ti);
-    tg_release(xl);
-    tg_release(tb);
-    tg_release(tn);
-    tg_release(t3);
-    tg_release(x);
-    tg_release(t);
-    tg_release(x3);
-    tg_release(t2d);
+    kt_expect_error(tg_nll_loss_backward(go, x, t, NULL, 1, -100, tw),
+                    "Expected a single element grad_output tensor, but got: [3]");
+    kt_release_all(w3, tw, go, tf, ti, xl, tb, tn, t3, x, t, x3, t2d);
     kt_assert_no_leak(live);
 }
 
@@ -593,22 +493,14 @@ Test(nn_ops, cross_entropy)
     check(tg_cross_entropy(x3, t3), fx_ce3_mean, 1, "cross_entropy (N, C, d)");
     tg_tensor *x0 = tg_select(x, 0, 0), *t0 = tg_full(TG_INTS_EMPTY, 2, .dtype = TG_INT64);
     check(tg_cross_entropy(x0, t0), fx_ce_1d, 1, "cross_entropy unbatched");
-    cr_assert_null(tg_cross_entropy(x, t, .label_smoothing = 1.5));
-    kt_assert_error("label_smoothing must be between 0.0 and 1.0. Got: 1.5");
-    cr_assert_null(tg_cross_entropy(x, p, .ignore_index = 1));
-    kt_assert_error("ignore_index is not supported for floating point target");
+    kt_expect_error(tg_cross_entropy(x, t, .label_smoothing = 1.5),
+                    "label_smoothing must be between 0.0 and 1.0. Got: 1.5");
+    kt_expect_error(tg_cross_entropy(x, p, .ignore_index = 1),
+                    "ignore_index is not supported for floating point target");
     tg_tensor *pi = tg_to(p, TG_INT64);
-    cr_assert_null(tg_cross_entropy(x, pi, .ignore_index = -1));
-    kt_assert_error("Expected floating point type for target with class probabilities, got Long");
-    tg_release(pi);
-    tg_release(x0);
-    tg_release(t0);
-    tg_release(x3);
-    tg_release(t3);
-    tg_release(x);
-    tg_release(p);
-    tg_release(w);
-    tg_release(t);
+    kt_expect_error(tg_cross_entropy(x, pi, .ignore_index = -1),
+                    "Expected floating point type for target with class probabilities, got Long");
+    kt_release_all(pi, x0, t0, x3, t3, x, p, w, t);
     kt_assert_no_leak(live);
 }
 
@@ -646,10 +538,7 @@ Test(nn_ops, dropout_statistics_and_mask)
               "dropout is reproducible under tg_manual_seed");
     free(o1);
     free(o2);
-    tg_release(d);
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(x);
+    kt_release_all(d, r.r0, r.r1, x);
     kt_assert_no_leak(live);
 }
 
@@ -657,12 +546,8 @@ Test(nn_ops, dropout_edges_and_errors)
 {
     kt_live live = kt_live_now();
     tg_tensor *x = T64(fx_mse_x, 3, 4);
-    tg_tensor *same = tg_dropout(x, 0.5, false);
-    cr_assert_eq(same, x, "not training: input itself");
-    tg_release(same);
-    same = tg_dropout(x, 0, true);
-    cr_assert_eq(same, x, "p = 0: input itself");
-    tg_release(same);
+    kt_assert_input_itself(tg_dropout(x, 0.5, false), x, "not training");
+    kt_assert_input_itself(tg_dropout(x, 0, true), x, "p = 0");
     static const double zeros[12] = { 0 };
     check(tg_dropout(x, 1, true), zeros, 12, "p = 1 zeroes everything");
     tg_tensors2 r = tg_native_dropout(x, 0.5, TG_OPT_BOOL(false));
@@ -675,14 +560,11 @@ Test(nn_ops, dropout_edges_and_errors)
     r = tg_native_dropout(xt, 0.5, TG_NONE_BOOL); /* None trains, as PyTorch's kernel */
     cr_assert(r.r0, "%s", tg_last_error());
     kt_assert_shape(r.r0, (int64_t[]){ 4, 3 }, 2);
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(xt);
-    cr_assert_null(tg_dropout(x, 1.5, true));
-    kt_assert_error("dropout probability has to be between 0 and 1, but got 1.5");
+    kt_release_all(r.r0, r.r1, xt);
+    kt_expect_error(tg_dropout(x, 1.5, true),
+                    "dropout probability has to be between 0 and 1, but got 1.5");
     r = tg_native_dropout(x, 1.5, TG_OPT_BOOL(true));
-    cr_assert_null(r.r0);
-    kt_assert_error("bernoulli_ expects p to be in [0, 1], but got p=-0.5");
+    kt_expect_error(r.r0, "bernoulli_ expects p to be in [0, 1], but got p=-0.5");
     tg_release(x);
     kt_assert_no_leak(live);
 }

@@ -28,12 +28,7 @@ static void close3(const tg_tensor *t, const double *want, int64_t n, tg_dtype d
     kt_assert_close(t, want, n, rtol, atol, what);
 }
 
-static void release3(tg_tensors3 r)
-{
-    tg_release(r.r0);
-    tg_release(r.r1);
-    tg_release(r.r2);
-}
+static void release3(tg_tensors3 r) { kt_release_all(r.r0, r.r1, r.r2); }
 
 Test(norm, batch_norm_train_forward_backward)
 {
@@ -81,10 +76,7 @@ Test(norm, batch_norm_through_autograd)
         cr_assert_eq(tg_backward(y, .grad = g), 0, "%s", tg_last_error());
         tg_tensor *gx = tg_tensor_grad(x);
         close3(gx, fx_bn_plain_gx, 60, dt, "grad");
-        tg_release(gx);
-        tg_release(y);
-        tg_release(x);
-        tg_release(g);
+        kt_release_all(gx, y, x, g);
         kt_assert_no_leak(base);
     }
 }
@@ -190,9 +182,7 @@ Test(norm, group_norm_forward_backward)
         tg_tensor *gx = tg_tensor_grad(x), *gw = tg_tensor_grad(w);
         close3(gx, fx_gn_gx, 72, dt, "x.grad");
         close3(gw, fx_gn_gw, 6, dt, "w.grad");
-        tg_release(gx);
-        tg_release(gw);
-        tg_release(y);
+        kt_release_all(gx, gw, y);
         tg_tensor *x2 = T(fx_gn_x, dt, 2, 6, 2, 3);
         y = tg_group_norm(x2, 2, .eps = 1e-3);
         close3(y, fx_gn_plain_y, 72, dt, "group_norm plain");
@@ -344,8 +334,7 @@ Test(norm, upsample)
                 close3(y, u->bl_bw[ac], 48, dt, what);
                 tg_release(y);
             }
-            tg_release(x);
-            tg_release(g);
+            kt_release_all(x, g);
             kt_assert_no_leak(base);
         }
     }
@@ -429,8 +418,7 @@ Test(norm, upsample_vec)
         double *vb = kt_values(b);
         kt_assert_close(a, vb, 140, 0, 0, "bilinear.vec output_size");
         free(vb);
-        tg_release(a);
-        tg_release(b);
+        kt_release_all(a, b);
         cr_expect_null(tg_upsample_nearest2d_vec(x, TG_INTS(5, 7), TG_FLOATS(2.0, 2.0)));
         kt_assert_error("Must specify exactly one of output_size and scale_factors");
         cr_expect_null(tg_upsample_bilinear2d_vec(x, TG_NO_INTS, false, TG_NO_FLOATS));
@@ -438,8 +426,7 @@ Test(norm, upsample_vec)
         cr_expect_null(tg_upsample_nearest2d_vec(x, TG_INTS(5), TG_NO_FLOATS));
         kt_assert_error("Expected static_cast<int64_t>(output_size->size()) == spatial_dimensions "
                         "to be true, but got false.");
-        tg_release(x);
-        tg_release(g);
+        kt_release_all(x, g);
         kt_assert_no_leak(base);
     }
 }

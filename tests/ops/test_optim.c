@@ -48,13 +48,11 @@ static void run_case(const opt_case *c, tg_dtype dtype, bool strided, double rto
     }
     tg_tensor *p0 = kt_tensor(fx_opt_p0, (int64_t[]){ N }, 1, dtype);
     tg_tensor *c0 = tg_copy_(t[0], p0);
-    tg_release(c0);
-    tg_release(p0);
+    kt_release_all(c0, p0);
     for (int s = 0; s < STEPS; s++) {
         tg_tensor *g = kt_tensor(fx_opt_grads + s * N, (int64_t[]){ N }, 1, dtype);
         tg_tensor *gc = tg_copy_(t[4], g);
-        tg_release(gc);
-        tg_release(g);
+        kt_release_all(gc, g);
         tg_tensor *r =
             c->adam ? tg_adam_step_(t[0], t[4], t[1], t[2], t[3], s + 1, .lr = c->lr,
                                     .beta1 = c->beta1, .beta2 = c->beta2, .eps = c->eps,
@@ -72,8 +70,7 @@ static void run_case(const opt_case *c, tg_dtype dtype, bool strided, double rto
         kt_assert_close(t[0], c->want + s * N, N, rtol, 1e-6, what);
     }
     for (int k = 0; k < 5; k++) {
-        tg_release(t[k]);
-        tg_release(store[k]);
+        kt_release_all(t[k], store[k]);
     }
 }
 
@@ -107,14 +104,7 @@ Test(optim, large_parameter_parallel_matches_serial)
     double *a = kt_values(p);
     kt_assert_close(pd, a, n, 1e-5, 1e-6, "adamw float32 vs float64 on 200001 elements");
     free(a);
-    tg_release(p);
-    tg_release(g);
-    tg_release(m);
-    tg_release(v);
-    tg_release(pd);
-    tg_release(gd);
-    tg_release(md);
-    tg_release(vd);
+    kt_release_all(p, g, m, v, pd, gd, md, vd);
     kt_assert_no_leak(live);
 }
 
@@ -124,36 +114,30 @@ Test(optim, argument_checks)
     tg_tensor *p = tg_zeros(TG_INTS(3)), *g = tg_zeros(TG_INTS(3)), *g4 = tg_zeros(TG_INTS(4));
     tg_tensor *gd = tg_zeros(TG_INTS(3), .dtype = TG_FLOAT64),
               *pi = tg_zeros(TG_INTS(3), .dtype = TG_INT64);
-    cr_assert_null(tg_sgd_step_(p, g, NULL, -1));
-    kt_assert_error("Invalid learning rate: -1");
-    cr_assert_null(tg_sgd_step_(p, g, NULL, 0.1, .momentum = 0.9));
-    kt_assert_error("momentum_buffer is required when momentum != 0");
-    cr_assert_null(tg_sgd_step_(p, g, NULL, 0.1, .nesterov = true));
-    kt_assert_error("Nesterov momentum requires a momentum and zero dampening");
-    cr_assert_null(tg_sgd_step_(p, g, NULL, 0.1, .weight_decay = -0.5));
-    kt_assert_error("Invalid weight_decay value: -0.5");
-    cr_assert_null(tg_sgd_step_(p, g4, NULL, 0.1));
-    kt_assert_error("grad has shape [4] but the parameter has shape [3]");
-    cr_assert_null(tg_sgd_step_(p, gd, NULL, 0.1));
-    kt_assert_error("grad has dtype Double but the parameter has dtype Float");
-    cr_assert_null(tg_sgd_step_(pi, pi, NULL, 0.1));
-    kt_assert_error("expected a floating point parameter, but got Long");
-    cr_assert_null(tg_adam_step_(p, g, g, g, NULL, 1, .beta1 = 1.0));
-    kt_assert_error("Invalid beta parameter at index 0: 1");
-    cr_assert_null(tg_adam_step_(p, g, g, g, NULL, 1, .beta2 = -0.1));
-    kt_assert_error("Invalid beta parameter at index 1: -0.1");
-    cr_assert_null(tg_adam_step_(p, g, g, g, NULL, 1, .eps = -1e-8));
-    kt_assert_error("Invalid epsilon value: -1e-08");
-    cr_assert_null(tg_adam_step_(p, g, g, g, NULL, 0));
-    kt_assert_error("step counts from 1");
-    cr_assert_null(tg_adam_step_(p, g, g, g, NULL, 1, .amsgrad = true));
-    kt_assert_error("max_exp_avg_sq is required with amsgrad");
-    cr_assert_null(tg_adam_step_(p, g, g4, g, NULL, 1));
-    kt_assert_error("exp_avg has shape [4] but the parameter has shape [3]");
-    tg_release(p);
-    tg_release(g);
-    tg_release(g4);
-    tg_release(gd);
-    tg_release(pi);
+    kt_expect_error(tg_sgd_step_(p, g, NULL, -1), "Invalid learning rate: -1");
+    kt_expect_error(tg_sgd_step_(p, g, NULL, 0.1, .momentum = 0.9),
+                    "momentum_buffer is required when momentum != 0");
+    kt_expect_error(tg_sgd_step_(p, g, NULL, 0.1, .nesterov = true),
+                    "Nesterov momentum requires a momentum and zero dampening");
+    kt_expect_error(tg_sgd_step_(p, g, NULL, 0.1, .weight_decay = -0.5),
+                    "Invalid weight_decay value: -0.5");
+    kt_expect_error(tg_sgd_step_(p, g4, NULL, 0.1),
+                    "grad has shape [4] but the parameter has shape [3]");
+    kt_expect_error(tg_sgd_step_(p, gd, NULL, 0.1),
+                    "grad has dtype Double but the parameter has dtype Float");
+    kt_expect_error(tg_sgd_step_(pi, pi, NULL, 0.1),
+                    "expected a floating point parameter, but got Long");
+    kt_expect_error(tg_adam_step_(p, g, g, g, NULL, 1, .beta1 = 1.0),
+                    "Invalid beta parameter at index 0: 1");
+    kt_expect_error(tg_adam_step_(p, g, g, g, NULL, 1, .beta2 = -0.1),
+                    "Invalid beta parameter at index 1: -0.1");
+    kt_expect_error(tg_adam_step_(p, g, g, g, NULL, 1, .eps = -1e-8),
+                    "Invalid epsilon value: -1e-08");
+    kt_expect_error(tg_adam_step_(p, g, g, g, NULL, 0), "step counts from 1");
+    kt_expect_error(tg_adam_step_(p, g, g, g, NULL, 1, .amsgrad = true),
+                    "max_exp_avg_sq is required with amsgrad");
+    kt_expect_error(tg_adam_step_(p, g, g4, g, NULL, 1),
+                    "exp_avg has shape [4] but the parameter has shape [3]");
+    kt_release_all(p, g, g4, gd, pi);
     kt_assert_no_leak(live);
 }

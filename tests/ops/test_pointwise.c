@@ -65,9 +65,7 @@ static tg_tensor *pw_strided(const pw_arr *a)
     tg_tensor *v = tg_select(big, -1, 0);
     tg_tensor *r = tg_copy_(v, c);
     cr_assert(r, "copy_: %s", tg_last_error());
-    tg_release(r);
-    tg_release(big);
-    tg_release(c);
+    kt_release_all(r, big, c);
     return v;
 }
 
@@ -350,14 +348,7 @@ Test(pointwise, errors_in_pytorch_words)
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
     kt_expect_error(tg_clamp(u8, .min = TG_SOME(-1), .max = TG_SOME(300)),
                     "value cannot be converted to type uint8_t without overflow");
-    tg_release(a);
-    tg_release(ia);
-    tg_release(iz);
-    tg_release(lo);
-    tg_release(big);
-    tg_release(small);
-    tg_release(three);
-    tg_release(u8);
+    kt_release_all(a, ia, iz, lo, big, small, three, u8);
     cr_assert_eq(tg_live_tensors(), live);
 }
 
@@ -417,8 +408,7 @@ Test(pointwise, exp_f32_tensor_path_matches_reference_bitwise)
             cr_assert_eq(tg__pw_f32_bits(ev[i]), tg__pw_f32_bits(want), "exp(%a): got %a, want %a",
                          xv[i], ev[i], want);
     }
-    tg_release(e);
-    tg_release(x);
+    kt_release_all(e, x);
     free(xv);
     cr_assert_eq(tg_live_tensors(), live);
 }
@@ -465,16 +455,7 @@ Test(pointwise, large_transposed_and_in_place)
     double *xv = kt_values(x);
     for (int i = 0; i < 12; i++) cr_assert_eq(xv[i], -(double)i);
     free(xv);
-    tg_release(x);
-    tg_release(y);
-    tg_release(xt);
-    tg_release(z);
-    tg_release(r12);
-    tg_release(a);
-    tg_release(b);
-    tg_release(s);
-    tg_release(e);
-    tg_release(m);
+    kt_release_all(x, y, xt, z, r12, a, b, s, e, m);
     free(av);
     free(bv);
     tg_clear_error();
@@ -534,22 +515,9 @@ Test(pointwise, copy_conversions_and_broadcast)
     kt_expect_error(
         tg_copy_(s12, s01),
         "unsupported operation: some elements of the input tensor and the written-to tensor refer to a single memory location.");
-    tg_release(s01);
-    tg_release(s12);
+    kt_release_all(s01, s12);
 
-    tg_release(src);
-    tg_release(u8);
-    tg_release(s2);
-    tg_release(i32);
-    tg_release(d);
-    tg_release(h);
-    tg_release(b);
-    tg_release(row);
-    tg_release(m);
-    tg_release(mt);
-    tg_release(src2);
-    tg_release(big);
-    tg_release(dst);
+    kt_release_all(src, u8, s2, i32, d, h, b, row, m, mt, src2, big, dst);
     cr_assert_eq(tg_live_tensors(), live, "leaked %lld", (long long)(tg_live_tensors() - live));
 }
 
@@ -567,12 +535,6 @@ Test(pointwise, where_uint8_condition_and_int_division)
     tg_tensor *mn = i64((int64_t[]){ INT64_MIN }, 1), *m1 = i64((int64_t[]){ -1 }, 1);
     tg_tensor *q = tg_div_mode(mn, m1, "trunc");
     cr_assert(q && *(int64_t *)tg_tensor_data(q) == INT64_MIN);
-    tg_release(c);
-    tg_release(a);
-    tg_release(b);
-    tg_release(w);
-    tg_release(mn);
-    tg_release(m1);
-    tg_release(q);
+    kt_release_all(c, a, b, w, mn, m1, q);
     cr_assert_eq(tg_live_tensors(), live);
 }

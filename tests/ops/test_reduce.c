@@ -95,10 +95,7 @@ static void check_case(size_t i, tg_dtype dt)
             cr_assert_eq(got[k], c->indices[k], "%s: index[%lld] = %lld, expected %lld", what,
                          (long long)k, (long long)got[k], (long long)c->indices[k]);
     }
-    tg_release(r.values);
-    tg_release(r.indices);
-    tg_release(x);
-    tg_release(base);
+    kt_release_all(r.values, r.indices, x, base);
 }
 
 Test(reduce, fixture_table_float64)
@@ -134,9 +131,7 @@ Test(reduce, sum_dtypes)
         tg_tensor *f = tg_sum(x, .dtype = TG_FLOAT64);
         cr_assert_eq(tg_tensor_dtype(f), TG_FLOAT64);
         kt_assert_close(f, (double[]){ 4 }, 1, 0, 0, "sum dtype=float64");
-        tg_release(f);
-        tg_release(r);
-        tg_release(x);
+        kt_release_all(f, r, x);
     }
     /* float16 / bfloat16 keep their dtype; accumulate in higher precision (exact here) */
     tg_dtype halfs[] = { TG_FLOAT16, TG_BFLOAT16 };
@@ -148,9 +143,7 @@ Test(reduce, sum_dtypes)
         cr_assert_eq(tg_tensor_dtype(r), halfs[i]);
         kt_assert_close(r, (double[]){ 8 }, 1, 0, 0, "half sum");
         kt_assert_close(m, (double[]){ 2 }, 1, 0, 0, "half mean");
-        tg_release(x);
-        tg_release(r);
-        tg_release(m);
+        kt_release_all(x, r, m);
     }
     kt_assert_no_leak(live);
 }
@@ -162,8 +155,7 @@ Test(reduce, int_overflow_wraps_like_int64)
     tg_tensor *x = kt_tensor_i64(v, (int64_t[]){ 2 }, 1);
     tg_tensor *r = tg_sum(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(r), INT64_MIN);
-    tg_release(r);
-    tg_release(x);
+    kt_release_all(r, x);
     kt_assert_no_leak(live);
 }
 
@@ -173,16 +165,14 @@ Test(reduce, mean_requires_floating)
     tg_clear_error();
     int64_t v[2] = { 1, 2 };
     tg_tensor *x = kt_tensor_i64(v, (int64_t[]){ 2 }, 1);
-    cr_assert_null(tg_mean(x));
-    kt_assert_error(
+    kt_expect_error(
+        tg_mean(x),
         "mean(): could not infer output dtype. Input dtype must be either a floating point or complex dtype. Got: Long");
     tg_tensor *m = tg_mean(x, .dtype = TG_FLOAT64);
     cr_assert(m, "%s", tg_last_error());
     kt_assert_close(m, (double[]){ 1.5 }, 1, 0, 0, "mean dtype=float64 of int");
-    cr_assert_null(tg_var(x));
-    kt_assert_error("std and var only support floating point and complex dtypes");
-    tg_release(m);
-    tg_release(x);
+    kt_expect_error(tg_var(x), "std and var only support floating point and complex dtypes");
+    kt_release_all(m, x);
     kt_assert_no_leak(live);
 }
 
@@ -208,27 +198,20 @@ Test(reduce, empty_inputs)
     tg_tensor *v = tg_var(x);
     kt_assert_close(v, (double[]){ NAN }, 1, 0, 0, "var of empty");
 
-    cr_assert_null(tg_amax(x));
-    kt_assert_error(
+    kt_expect_error(
+        tg_amax(x),
         "amax(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
-    cr_assert_null(tg_amin(x, .dim = TG_INTS(0)));
-    kt_assert_error("amin(): Expected reduction dim 0 to have non-zero size.");
+    kt_expect_error(tg_amin(x, .dim = TG_INTS(0)),
+                    "amin(): Expected reduction dim 0 to have non-zero size.");
     tg_values_indices r = tg_max_dim(x, 0);
     cr_assert_null(r.values);
-    cr_assert_null(r.indices);
-    kt_assert_error("max(): Expected reduction dim 0 to have non-zero size.");
-    cr_assert_null(tg_argmax(x));
-    kt_assert_error("argmax(): Expected reduction dim to be specified for input.numel() == 0.");
-    cr_assert_null(tg_max(x));
-    kt_assert_error(
+    kt_expect_error(r.indices, "max(): Expected reduction dim 0 to have non-zero size.");
+    kt_expect_error(tg_argmax(x),
+                    "argmax(): Expected reduction dim to be specified for input.numel() == 0.");
+    kt_expect_error(
+        tg_max(x),
         "max(): Expected reduction dim to be specified for input.numel() == 0. Specify the reduction dim with the 'dim' argument.");
-    tg_release(s);
-    tg_release(m);
-    tg_release(p);
-    tg_release(a1);
-    tg_release(sall);
-    tg_release(v);
-    tg_release(x);
+    kt_release_all(s, m, p, a1, sall, v, x);
     kt_assert_no_leak(live);
 }
 
@@ -253,15 +236,7 @@ Test(reduce, zero_dim)
     kt_assert_close(sd, (double[]){ NAN }, 1, 0, 0, "std of one element, correction 1");
     tg_tensor *sd0 = tg_std(x, .correction = TG_SOME(0));
     kt_assert_close(sd0, (double[]){ 0 }, 1, 0, 0, "std of one element, correction 0");
-    tg_release(s);
-    tg_release(s0);
-    tg_release(m.values);
-    tg_release(m.indices);
-    tg_release(mx);
-    tg_release(pr);
-    tg_release(sd);
-    tg_release(sd0);
-    tg_release(x);
+    kt_release_all(s, s0, m.values, m.indices, mx, pr, sd, sd0, x);
     kt_assert_no_leak(live);
 }
 
@@ -283,13 +258,7 @@ Test(reduce, nan_propagates_and_wins)
     cr_assert_eq(*(int64_t *)tg_tensor_data(am), 1, "argmin over all: first NaN");
     tg_tensor *mx = tg_max(x);
     kt_assert_close(mx, (double[]){ NAN }, 1, 0, 0, "max with NaN");
-    tg_release(a);
-    tg_release(b);
-    tg_release(m.values);
-    tg_release(m.indices);
-    tg_release(am);
-    tg_release(mx);
-    tg_release(x);
+    kt_release_all(a, b, m.values, m.indices, am, mx, x);
     kt_assert_no_leak(live);
 }
 
@@ -301,9 +270,7 @@ Test(reduce, first_occurrence_of_ties)
     tg_tensor *a = tg_argmax(x), *b = tg_argmin(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(a), 0);
     cr_assert_eq(*(int64_t *)tg_tensor_data(b), 1);
-    tg_release(a);
-    tg_release(b);
-    tg_release(x);
+    kt_release_all(a, b, x);
     kt_assert_no_leak(live);
 }
 
@@ -331,8 +298,8 @@ Test(reduce, out_variants)
     cr_assert_null(tg_sum_out(x, out, .dim = TG_INTS(0)));
     tg_clear_error();
     /* amax: out dtype must match */
-    cr_assert_null(tg_amax_out(x, o64, .dim = TG_INTS(0)));
-    kt_assert_error(
+    kt_expect_error(
+        tg_amax_out(x, o64, .dim = TG_INTS(0)),
         "Expected the dtype for input and out to match, but got Float for input's dtype and Double for out's dtype.");
     /* max.dim out= into a transposed (non-contiguous) values tensor */
     tg_tensor *vals = kt_tensor(NULL, (int64_t[]){ 1, 2 }, 2, TG_FLOAT32);
@@ -342,14 +309,7 @@ Test(reduce, out_variants)
     cr_assert(m.values, "%s", tg_last_error());
     kt_assert_close(vals, (double[]){ 3, 6 }, 2, 0, 0, "max.dim out= values");
     kt_assert_close(idx, (double[]){ 2, 2 }, 2, 0, 0, "max.dim out= indices");
-    tg_release(m.values);
-    tg_release(m.indices);
-    tg_release(vals);
-    tg_release(valsT);
-    tg_release(idx);
-    tg_release(out);
-    tg_release(o64);
-    tg_release(x);
+    kt_release_all(m.values, m.indices, vals, valsT, idx, out, o64, x);
     kt_assert_no_leak(live);
 }
 
@@ -358,10 +318,9 @@ Test(reduce, dim_errors)
     kt_live live = kt_live_now();
     tg_clear_error();
     tg_tensor *x = kt_tensor((double[]){ 1, 2, 3, 4 }, (int64_t[]){ 2, 2 }, 2, TG_FLOAT32);
-    cr_assert_null(tg_sum(x, .dim = TG_INTS(2)));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
-    cr_assert_null(tg_sum(x, .dim = TG_INTS(1, -1)));
-    kt_assert_error("appears multiple times in the list of dims");
+    kt_expect_error(tg_sum(x, .dim = TG_INTS(2)),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    kt_expect_error(tg_sum(x, .dim = TG_INTS(1, -1)), "appears multiple times in the list of dims");
     tg_release(x);
     kt_assert_no_leak(live);
 }
@@ -408,8 +367,7 @@ Test(reduce, large_float32_paths)
     for (int64_t i = 0; i < R * C; i++) lo = fmin(lo, xf[i]);
     tg_tensor *mn = tg_amin(xt);
     kt_assert_close(mn, &lo, 1, 0, 0, "global minimum");
-    tg_release(mx1);
-    tg_release(mn);
+    kt_release_all(mx1, mn);
     /* full reduction: chunked and merged; float64 reference */
     double tot = 0;
     for (int64_t i = 0; i < R * C; i++) tot += xf[i];
@@ -432,17 +390,7 @@ Test(reduce, large_float32_paths)
     px[R * C / 2] = NAN;
     tg_tensor *am2 = tg_argmax(x);
     cr_assert_eq(*(int64_t *)tg_tensor_data(am2), R * C / 2, "NaN wins over a later max");
-    tg_release(s1);
-    tg_release(s0);
-    tg_release(xt);
-    tg_release(st);
-    tg_release(sa);
-    tg_release(ma);
-    tg_release(va);
-    tg_release(sda);
-    tg_release(am);
-    tg_release(am2);
-    tg_release(x);
+    kt_release_all(s1, s0, xt, st, sa, ma, va, sda, am, am2, x);
     free(v);
     free(xf);
     free(want);
@@ -499,8 +447,7 @@ Test(reduce, var_is_stable_with_large_offset)
     tg_tensor *r = tg_var(x);
     /* metric: rel 1e-6 (a naive sum-of-squares formula loses every digit here) */
     kt_assert_close(r, &want, 1, 1e-6, 0, "var with offset 1e8");
-    tg_release(r);
-    tg_release(x);
+    kt_release_all(r, x);
     free(v);
     kt_assert_no_leak(live);
 }
@@ -514,10 +461,7 @@ Test(reduce, expanded_input)
     kt_assert_close(s, (double[]){ 4, 8, 12 }, 3, 0, 0, "sum of expanded");
     tg_tensor *p = tg_prod(e);
     kt_assert_close(p, (double[]){ 1296 }, 1, 0, 0, "prod of expanded");
-    tg_release(s);
-    tg_release(p);
-    tg_release(e);
-    tg_release(x);
+    kt_release_all(s, p, e, x);
     kt_assert_no_leak(live);
 }
 
@@ -554,18 +498,13 @@ Test(reduce, out_variants_all)
     tg_values_indices m = tg_min_dim_out(x, 1, o, oi);
     kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "min.dim_min values");
     kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "min.dim_min indices");
-    tg_release(m.values);
-    tg_release(m.indices);
+    kt_release_all(m.values, m.indices);
     tg_values_indices m2 = tg_min_dim(x, 0);
     kt_assert_close(m2.values, (double[]){ 1, 3, 2 }, 3, 0, 0, "min.dim values");
-    tg_release(m2.values);
-    tg_release(m2.indices);
+    kt_release_all(m2.values, m2.indices);
     tg_tensor *mn = tg_min(x);
     kt_assert_close(mn, (double[]){ 1 }, 1, 0, 0, "min");
-    tg_release(mn);
-    tg_release(x);
-    tg_release(o);
-    tg_release(oi);
+    kt_release_all(mn, x, o, oi);
     kt_assert_no_leak(live);
 }
 
@@ -600,9 +539,7 @@ Test(reduce, amax_amin_float32_vector_loops_against_scan)
                 cr_assert(ga == mx && gb == mn, "n=%lld: amax %g (want %g) amin %g (want %g)",
                           (long long)n, ga, mx, gb, mn);
             }
-            tg_release(a);
-            tg_release(b);
-            tg_release(x);
+            kt_release_all(a, b, x);
         }
         free(v);
     }

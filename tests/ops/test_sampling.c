@@ -56,8 +56,7 @@ Test(multinomial, with_replacement_frequencies)
         double x = chi2(v, 20000, 1, w, 6, &dof);
         cr_expect_lt(x, CHI2_999[dof], "chi-square %g with %d dof", x, dof);
         free(v);
-        tg_release(s);
-        tg_release(p);
+        kt_release_all(s, p);
     }
     /* 2-D: every row its own distribution; a transposed (strided) weight tensor */
     const double w2[3 * 4] = { 5, 1, 0, 0, 0, 1, 1, 1, 2, 0, 0, 7 };
@@ -75,11 +74,7 @@ Test(multinomial, with_replacement_frequencies)
         cr_expect_lt(x, CHI2_999[dof], "row %d: chi-square %g with %d dof", r, x, dof);
     }
     free(v);
-    tg_release(s);
-    tg_release(p);
-    tg_release(p2);
-    tg_release(ptt);
-    tg_release(pt);
+    kt_release_all(s, p, p2, ptt, pt);
     kt_assert_no_leak(base);
 }
 
@@ -106,8 +101,7 @@ Test(multinomial, without_replacement)
         cr_assert(w[(int)v[2 * r + 1]] > 0, "row %d drew a zero weight", r);
     }
     free(v);
-    tg_release(s);
-    tg_release(p);
+    kt_release_all(s, p);
     /* all categories: every row is a permutation */
     double big[3 * 50];
     kt_fill_random(big, 150, 5, 0.01, 1);
@@ -124,8 +118,7 @@ Test(multinomial, without_replacement)
         }
     }
     free(v);
-    tg_release(s);
-    tg_release(p);
+    kt_release_all(s, p);
     kt_assert_no_leak(base);
 }
 
@@ -152,11 +145,7 @@ Test(multinomial, seeded_and_out)
         kt_assert_close(d, vc, 20, 0, 0, "tg_manual_seed");
         free(vc);
         free(va);
-        tg_release(a);
-        tg_release(b);
-        tg_release(o);
-        tg_release(c);
-        tg_release(d);
+        kt_release_all(a, b, o, c, d);
         tg_generator_free(g);
     }
     tg_release(p);
@@ -195,11 +184,6 @@ Test(multinomial, errors)
             tg_release(b);
         }
     }
-    tg_release(wide);
-    tg_release(o);
-    tg_release(p);
-    tg_release(il);
-    tg_release(s3);
-    tg_release(s0);
+    kt_release_all(wide, o, p, il, s3, s0);
     kt_assert_no_leak(base);
 }

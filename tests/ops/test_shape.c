@@ -29,14 +29,7 @@ Test(shape, cat_dims)
     tg_tensor *r2 = tg_cat(TG_TENSORS(at, bt), .dim = 1);
     kt_assert_shape(r2, (int64_t[]){ 3, 3 }, 2);
     kt_assert_close(r2, (double[]){ 0, 3, 10, 1, 4, 11, 2, 5, 12 }, 9, 0, 0, "cat of transposes");
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(r0);
-    tg_release(r1);
-    tg_release(at);
-    tg_release(bt);
-    tg_release(r2);
+    kt_release_all(a, b, c, r0, r1, at, bt, r2);
     kt_assert_no_leak(live);
 }
 
@@ -52,11 +45,7 @@ Test(shape, cat_promotion_and_legacy_empty)
     kt_assert_close(r, (double[]){ 1, 2, 0.5, 1.5 }, 4, 0, 0, "cat int64 + float32");
     tg_tensor *r2 = tg_cat(TG_TENSORS(e, e));
     kt_assert_shape(r2, (int64_t[]){ 0 }, 1);
-    tg_release(a);
-    tg_release(b);
-    tg_release(e);
-    tg_release(r);
-    tg_release(r2);
+    kt_release_all(a, b, e, r, r2);
     kt_assert_no_leak(live);
 }
 
@@ -73,31 +62,24 @@ Test(shape, cat_out_and_errors)
     kt_assert_close(out, (double[]){ 0, 1, 0, 1, 2, 2, 3, 3, 4, 5 }, 10, 0, 0, "cat out= float64");
     tg_release(r);
     tg_tensor *oi = kt_tensor(NULL, (int64_t[]){ 4, 2 }, 2, TG_INT64);
-    cr_assert_null(tg_cat_out(TG_TENSORS(a, i), oi));
-    kt_assert_error("result type Float can't be cast to the desired output type Long");
-    cr_assert_null(tg_cat_out(TG_TENSORS(a, a), a));
-    kt_assert_error(
+    kt_expect_error(tg_cat_out(TG_TENSORS(a, i), oi),
+                    "result type Float can't be cast to the desired output type Long");
+    kt_expect_error(
+        tg_cat_out(TG_TENSORS(a, a), a),
         "unsupported operation: the input tensors cannot refer to any of the output memory locations");
-    cr_assert_null(tg_cat(TG_TENSORS(a, b)));
-    kt_assert_error(
+    kt_expect_error(
+        tg_cat(TG_TENSORS(a, b)),
         "Sizes of tensors must match except in dimension 0. Expected size 2 but got size 3 for tensor number 1 in the list.");
-    cr_assert_null(tg_cat(((tg_tensor_list){ NULL, 0 })));
-    kt_assert_error("torch.cat(): expected a non-empty list of Tensors");
+    kt_expect_error(tg_cat(((tg_tensor_list){ NULL, 0 })),
+                    "torch.cat(): expected a non-empty list of Tensors");
     tg_tensor *z = kt_tensor((double[]){ 1 }, NULL, 0, TG_FLOAT32);
-    cr_assert_null(tg_cat(TG_TENSORS(a, z)));
-    kt_assert_error("zero-dimensional tensor (at position 1) cannot be concatenated");
+    kt_expect_error(tg_cat(TG_TENSORS(a, z)),
+                    "zero-dimensional tensor (at position 1) cannot be concatenated");
     tg_tensor *v = kt_tensor((double[]){ 1, 2 }, (int64_t[]){ 2 }, 1, TG_FLOAT32);
-    cr_assert_null(tg_cat(TG_TENSORS(a, v)));
-    kt_assert_error("Tensors must have same number of dimensions: got 2 and 1");
-    cr_assert_null(tg_cat(TG_TENSORS(a, a), .dim = 2));
-    kt_assert_error("Dimension out of range");
-    tg_release(a);
-    tg_release(b);
-    tg_release(i);
-    tg_release(out);
-    tg_release(oi);
-    tg_release(z);
-    tg_release(v);
+    kt_expect_error(tg_cat(TG_TENSORS(a, v)),
+                    "Tensors must have same number of dimensions: got 2 and 1");
+    kt_expect_error(tg_cat(TG_TENSORS(a, a), .dim = 2), "Dimension out of range");
+    kt_release_all(a, b, i, out, oi, z, v);
     kt_assert_no_leak(live);
 }
 
@@ -117,9 +99,7 @@ Test(shape, cat_large_parallel)
               *b = kt_tensor(y, (int64_t[]){ R, C2 }, 2, TG_FLOAT64);
     tg_tensor *r = tg_cat(TG_TENSORS(a, b), .dim = 1);
     kt_assert_close(r, w, R * (C1 + C2), 0, 0, "large cat dim 1");
-    tg_release(a);
-    tg_release(b);
-    tg_release(r);
+    kt_release_all(a, b, r);
     free(x);
     free(y);
     free(w);
@@ -142,18 +122,11 @@ Test(shape, stack)
     tg_tensor *so = tg_stack_out(TG_TENSORS(a1, b1), out, .dim = 1);
     cr_assert_eq(so, out);
     kt_assert_close(out, (double[]){ 0, 10, 1, 11, 2, 12 }, 6, 0, 0, "stack out=");
-    cr_assert_null(tg_stack(TG_TENSORS(a1, a)));
-    kt_assert_error(
+    kt_expect_error(
+        tg_stack(TG_TENSORS(a1, a)),
         "stack expects each tensor to be equal size, but got [3] at entry 0 and [1, 3] at entry 1");
-    cr_assert_null(tg_stack(((tg_tensor_list){ NULL, 0 })));
-    kt_assert_error("stack expects a non-empty TensorList");
-    tg_release(a);
-    tg_release(b);
-    tg_release(a1);
-    tg_release(b1);
-    tg_release(s0);
-    tg_release(s1);
-    tg_release(out);
-    tg_release(so);
+    kt_expect_error(tg_stack(((tg_tensor_list){ NULL, 0 })),
+                    "stack expects a non-empty TensorList");
+    kt_release_all(a, b, a1, b1, s0, s1, out, so);
     kt_assert_no_leak(live);
 }

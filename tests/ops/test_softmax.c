@@ -31,19 +31,14 @@ Test(softmax, fixture_dims_and_dtypes)
             kt_assert_close(l, wl, 28, rt, at, dim ? "log_softmax dim 1" : "log_softmax dim 0");
             tg_tensor *s2 = tg__softmax(x, dim, false);
             kt_assert_close(s2, ws, 28, rt, at, "_softmax");
-            tg_release(s);
-            tg_release(l);
-            tg_release(s2);
+            kt_release_all(s, l, s2);
         }
         /* non-contiguous: softmax over dim 0 of x^T is softmax over dim 1 of x */
         tg_tensor *xt = tg_t(x);
         tg_tensor *st = tg_softmax(xt, 0);
         tg_tensor *stt = tg_t(st);
         kt_assert_close(stt, dd ? fx_sm32_d1 : fx_sm_d1, 28, rt, at, "softmax of transpose");
-        tg_release(xt);
-        tg_release(st);
-        tg_release(stt);
-        tg_release(x);
+        kt_release_all(xt, st, stt, x);
     }
     kt_assert_no_leak(live);
 }
@@ -66,11 +61,7 @@ Test(softmax, dtype_argument_and_out)
     kt_assert_close(out, fx_sm32_d0, 28, 1e-5, 1e-6, "_softmax.out");
     tg_tensor *l = tg__log_softmax(x, 0, false);
     kt_assert_close(l, fx_lsm32_d0, 28, 1e-5, 1e-6, "_log_softmax");
-    tg_release(l);
-    tg_release(r);
-    tg_release(out);
-    tg_release(s);
-    tg_release(x);
+    kt_release_all(l, r, out, s, x);
     kt_assert_no_leak(live);
 }
 
@@ -95,9 +86,7 @@ Test(softmax, fast_path_vs_float64_loop)
     tg_tensor *s = tg_softmax(x, -1), *l = tg_log_softmax(x, 1);
     kt_assert_close(s, ws, R * C, 1e-5, 1e-7, "softmax fast path");
     kt_assert_close(l, wl, R * C, 1e-5, 1e-5, "log_softmax fast path");
-    tg_release(s);
-    tg_release(l);
-    tg_release(x);
+    kt_release_all(s, l, x);
     free(v);
     free(ws);
     free(wl);
@@ -122,19 +111,11 @@ Test(softmax, special_values_and_errors)
     tg_tensor *se = tg_softmax(e, 1);
     kt_assert_shape(se, (int64_t[]){ 0, 4 }, 2);
     tg_tensor *i = kt_tensor((double[]){ 1, 2 }, (int64_t[]){ 2 }, 1, TG_INT64);
-    cr_assert_null(tg_softmax(i, 0));
-    kt_assert_error("\"softmax_lastdim_kernel_impl\" not implemented for 'Long'");
-    cr_assert_null(tg_softmax(x, 2));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
-    cr_assert_null(tg__softmax(x, 1, true));
-    kt_assert_error("softmax with half to float conversion is not supported on CPU");
-    tg_release(s);
-    tg_release(x);
-    tg_release(z);
-    tg_release(sz);
-    tg_release(lz);
-    tg_release(e);
-    tg_release(se);
-    tg_release(i);
+    kt_expect_error(tg_softmax(i, 0), "\"softmax_lastdim_kernel_impl\" not implemented for 'Long'");
+    kt_expect_error(tg_softmax(x, 2),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    kt_expect_error(tg__softmax(x, 1, true),
+                    "softmax with half to float conversion is not supported on CPU");
+    kt_release_all(s, x, z, sz, lz, e, se, i);
     kt_assert_no_leak(live);
 }

@@ -39,11 +39,7 @@ static void same_indices(const tg_tensor *t, const int64_t *want, int64_t n, con
     free(got);
 }
 
-static void release2(tg_values_indices r)
-{
-    tg_release(r.values);
-    tg_release(r.indices);
-}
+static void release2(tg_values_indices r) { kt_release_all(r.values, r.indices); }
 
 Test(sort, nan_inf_ties_both_directions_both_dims)
 {
@@ -95,8 +91,7 @@ Test(sort, strided_input_and_out_tensors)
         tg_tensor *vt = tg_transpose(r.values, 0, 1), *it = tg_transpose(r.indices, 0, 1);
         same_values(vt, fx_sort_last_v, 24, "transposed");
         same_indices(it, fx_sort_last_i, 24, "transposed");
-        tg_release(vt);
-        tg_release(it);
+        kt_release_all(vt, it);
         release2(r);
         /* out= into a transposed (non-contiguous) pair of tensors */
         tg_tensor *vs = tg_empty(TG_INTS(8, 3), .dtype = DTS[k]);
@@ -108,12 +103,7 @@ Test(sort, strided_input_and_out_tensors)
         same_values(vo, fx_sort_last_desc_v, 24, "out=");
         same_indices(io, fx_sort_last_desc_i, 24, "out=");
         release2(r);
-        tg_release(vo);
-        tg_release(io);
-        tg_release(vs);
-        tg_release(is);
-        tg_release(xt);
-        tg_release(x);
+        kt_release_all(vo, io, vs, is, xt, x);
         kt_assert_no_leak(base);
     }
 }
@@ -133,8 +123,7 @@ Test(sort, middle_dim_with_gradient)
         kt_assert_close(gx, fx_sort3_gx, 40, DTS[k] == TG_FLOAT32 ? 1e-7 : 0, 0, "grad");
         tg_release(gx);
         release2(r);
-        tg_release(g);
-        tg_release(x);
+        kt_release_all(g, x);
         kt_assert_no_leak(base);
     }
 }
@@ -178,8 +167,7 @@ Test(sort, zero_dim_and_empty)
     cr_assert(r.values, "%s", tg_last_error());
     cr_expect_eq(tg_tensor_numel(r.indices), 0);
     release2(r);
-    tg_release(e);
-    tg_release(s);
+    kt_release_all(e, s);
     kt_assert_no_leak(base);
 }
 
@@ -239,8 +227,7 @@ Test(topk, select_and_sort_paths_with_gradients)
             kt_assert_close(gx, cs[c].gx, 400, DTS[k] == TG_FLOAT32 ? 1e-7 : 0, 0, cs[c].name);
             tg_release(gx);
             release2(r);
-            tg_release(g);
-            tg_release(x);
+            kt_release_all(g, x);
         }
         kt_assert_no_leak(base);
     }
@@ -267,9 +254,7 @@ Test(topk, gpt2_vocabulary_row_and_nan)
         cr_assert_eq(r.values, vo, "%s", tg_last_error());
         same_indices(io, fx_topk_big_i, 40, "big out=");
         release2(r);
-        tg_release(vo);
-        tg_release(io);
-        tg_release(x);
+        kt_release_all(vo, io, x);
 
         tg_tensor *w = T(fx_topk_nan_x, DTS[k], 6);
         r = tg_topk(w, 3);
@@ -311,15 +296,12 @@ Test(sort, errors)
     r = tg_sort_stable_out(x, TG_OPT_BOOL(false), vo, io);
     cr_expect_null(r.values);
     kt_assert_error("Expected out tensor to have dtype long int, but got float instead");
-    tg_release(vo);
-    tg_release(io);
+    kt_release_all(vo, io);
     /* sort_backward checks its indices */
     tg_tensor *g = tg_ones(TG_INTS(2, 1));
     tg_tensor *bad = tg_full(TG_INTS(2, 1), 3, .dtype = TG_INT64);
     cr_expect_null(tg_sort_backward(g, 1, bad, TG_INTS(2, 3)));
     kt_assert_error("index 3 is out of bounds for dimension 1 with size 3");
-    tg_release(bad);
-    tg_release(g);
-    tg_release(x);
+    kt_release_all(bad, g, x);
     kt_assert_no_leak(base);
 }

@@ -75,8 +75,7 @@ Test(split, split_equal_pieces_last_shorter)
     cr_assert(l.data, "%s", tg_last_error());
     cr_expect_eq(l.len, 1);
     tg_tensor_list_release(l);
-    tg_release(e);
-    tg_release(x);
+    kt_release_all(e, x);
     kt_assert_no_leak(live);
 }
 
@@ -101,8 +100,7 @@ Test(split, unbind_drops_the_dim)
               (long long)l.len);
     cr_expect_null(tg_last_error());
     tg_tensor_list_release(l);
-    tg_release(e);
-    tg_release(x);
+    kt_release_all(e, x);
     kt_assert_no_leak(live);
 }
 
@@ -125,9 +123,7 @@ Test(split, chunk_counts_like_pytorch)
     cr_expect_eq(l.len, 2);
     kt_assert_shape(l.data[1], (int64_t[]){ 0, 3 }, 2);
     tg_tensor_list_release(l);
-    tg_release(e);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(e, y, x);
     kt_assert_no_leak(live);
 }
 
@@ -203,8 +199,7 @@ Test(split, errors_in_pytorch_words)
     EXPECT_ERROR(tg_chunk(z, 2), 10);
     EXPECT_ERROR(tg_split(NULL, 2), 11);
 #undef EXPECT_ERROR
-    tg_release(z);
-    tg_release(x);
+    kt_release_all(z, x);
     kt_assert_no_leak(live);
 }
 
@@ -261,8 +256,7 @@ Test(split, nested_scopes_and_single_elements)
     one = tg_scope_keep(l.data[1]);
     tg_scope_end();
     kt_assert_close(one, (double[]){ 1, 4 }, 2, 0, 0, "kept element");
-    tg_release(one);
-    tg_release(x);
+    kt_release_all(one, x);
     kt_assert_no_leak(live);
 }
 
@@ -333,8 +327,7 @@ Test(split, cuda_fallback_moves_list_results_to_the_device)
         kt_assert_close(l.data[i], (double[]){ (double)i, (double)i + 3 }, 2, 0, 0, "piece");
     }
     tg_tensor_list_release(l);
-    tg_release(g);
-    tg_release(h);
+    kt_release_all(g, h);
     kt_assert_no_leak(live);
     tg_set_warning_handler(NULL, NULL);
 }

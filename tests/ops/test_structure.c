@@ -20,14 +20,6 @@ TG_COVERS("cumsum", "cumsum_", "cumsum.out", "cumprod", "cumprod_", "cumprod.out
 
 #define RT 1e-10
 #define AT 1e-12
-#define NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
-
-static int64_t prod(const int64_t *s, int64_t n)
-{
-    int64_t r = 1;
-    for (int64_t i = 0; i < n; i++) r *= s[i];
-    return r;
-}
 
 /* The case's operator on x. */
 static tg_tensor *run_op(const fx_struct_case *c, tg_tensor *x)
@@ -66,7 +58,7 @@ static void check(tg_tensor *r, const fx_struct_case *c, const double *want, dou
 Test(structure, values_and_gradients)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_struct_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_struct_cases); k++) {
         const fx_struct_case *c = &fx_struct_cases[k];
         tg_scope_begin();
         tg_tensor *x = kt_tensor(c->x, c->shape, c->ndim, TG_FLOAT64);
@@ -82,11 +74,11 @@ Test(structure, values_and_gradients)
         cr_assert(y, "%s: %s", c->name, tg_last_error());
         cr_assert_eq(tg_backward(y, .grad = g), 0, "%s backward: %s", c->name, tg_last_error());
         tg_tensor *gx = tg_tensor_grad(xl);
-        if (prod(c->shape, c->ndim) > 0) {
+        if (kt_shape_numel(c->shape, c->ndim) > 0) {
             cr_assert(gx, "%s: no gradient", c->name);
             char buf[200];
             snprintf(buf, sizeof buf, "gradient %s", c->name);
-            kt_assert_close(gx, c->gx, prod(c->shape, c->ndim), RT, AT, buf);
+            kt_assert_close(gx, c->gx, kt_shape_numel(c->shape, c->ndim), RT, AT, buf);
         }
         tg_scope_end();
     }
@@ -99,10 +91,10 @@ Test(structure, gathers_every_dtype_and_strides)
 {
     kt_live live = kt_live_now();
     const tg_dtype dts[3] = { TG_INT64, TG_BOOL, TG_FLOAT32 };
-    for (int64_t k = 0; k < NUMEL(fx_struct_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_struct_cases); k++) {
         const fx_struct_case *c = &fx_struct_cases[k];
         if (c->op == FX_CUMSUM || c->op == FX_CUMPROD) continue;
-        int64_t n = prod(c->shape, c->ndim), ny = prod(c->yshape, c->ydim);
+        int64_t n = kt_shape_numel(c->shape, c->ndim), ny = kt_shape_numel(c->yshape, c->ydim);
         double *xs = malloc(sizeof(double) * (size_t)(n ? n : 1));
         double *ys = malloc(sizeof(double) * (size_t)(ny ? ny : 1));
         for (int t = 0; t < 3; t++) {
@@ -137,7 +129,7 @@ Test(structure, gathers_every_dtype_and_strides)
 Test(structure, cum_inplace_out_and_strides)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_struct_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_struct_cases); k++) {
         const fx_struct_case *c = &fx_struct_cases[k];
         if (c->op != FX_CUMSUM && c->op != FX_CUMPROD) continue;
         bool sum = c->op == FX_CUMSUM;
@@ -167,7 +159,7 @@ Test(structure, cum_inplace_out_and_strides)
 Test(structure, cum_integral_promotion)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_cum_int_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_cum_int_cases); k++) {
         const fx_cum_int_case *c = &fx_cum_int_cases[k];
         tg_scope_begin();
         tg_tensor *x = kt_tensor(c->x, c->shape, c->ndim, c->xdt);
@@ -175,8 +167,8 @@ Test(structure, cum_integral_promotion)
                                           : tg_cumprod(x, c->dim, .dtype = c->dt);
         cr_assert(y, "%s: %s", c->name, tg_last_error());
         cr_assert_eq(tg_tensor_dtype(y), c->ydt, "%s: dtype", c->name);
-        kt_assert_close(y, c->y, prod(c->shape, c->ndim), 0, c->ydt == TG_FLOAT64 ? 1e-12 : 0,
-                        c->name);
+        kt_assert_close(y, c->y, kt_shape_numel(c->shape, c->ndim), 0,
+                        c->ydt == TG_FLOAT64 ? 1e-12 : 0, c->name);
         tg_scope_end();
     }
     /* in place keeps self's dtype; out= gives out's dtype */
@@ -196,7 +188,7 @@ Test(structure, cum_integral_promotion)
 Test(structure, repeat_interleave_tensor)
 {
     kt_live live = kt_live_now();
-    for (int64_t k = 0; k < NUMEL(fx_ri_cases); k++) {
+    for (int64_t k = 0; k < KT_NUMEL(fx_ri_cases); k++) {
         const fx_ri_case *c = &fx_ri_cases[k];
         double rv[16], yv[64];
         for (int64_t i = 0; i < c->n; i++) rv[i] = (double)c->r[i];
@@ -226,67 +218,64 @@ Test(structure, errors)
     tg_scope_begin();
     tg_tensor *x = tg_zeros(TG_INTS(2, 3));
     tg_tensor *s = tg_zeros(TG_INTS_EMPTY);
-    cr_assert_null(tg_cumsum(x, 2));
-    kt_assert_error(
+    kt_expect_error(
+        tg_cumsum(x, 2),
         "cumsum: Dimension out of range (expected to be in range of [-2, 1], but got 2)");
-    cr_assert_null(tg_cumprod(x, -3));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got -3)");
+    kt_expect_error(tg_cumprod(x, -3),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got -3)");
     tg_tensor *o64 = tg_empty(TG_INTS(2, 3), .dtype = TG_FLOAT32);
-    cr_assert_null(tg_cumsum_out(x, 0, o64, .dtype = TG_FLOAT64));
-    kt_assert_error("Expected out tensor to have dtype double, but got float instead");
-    cr_assert_null(tg_cumsum_(tg_clone(x), 0, .dtype = TG_FLOAT64));
-    kt_assert_error(
+    kt_expect_error(tg_cumsum_out(x, 0, o64, .dtype = TG_FLOAT64),
+                    "Expected out tensor to have dtype double, but got float instead");
+    kt_expect_error(
+        tg_cumsum_(tg_clone(x), 0, .dtype = TG_FLOAT64),
         "Bad in-place call: input tensor dtype float and output tensor dtype double should match");
-    cr_assert_null(tg_flip(x, TG_INTS(0, -2)));
-    kt_assert_error("flip: dim 0 appears multiple times in the list of dims");
-    cr_assert_null(tg_flip(x, TG_INTS(2)));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    kt_expect_error(tg_flip(x, TG_INTS(0, -2)),
+                    "flip: dim 0 appears multiple times in the list of dims");
+    kt_expect_error(tg_flip(x, TG_INTS(2)),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
     int64_t none[1] = { 0 };
     tg_int_list empty = { none, 0 };
-    cr_assert_null(tg_roll(x, empty));
-    kt_assert_error("roll: `shifts` required");
-    cr_assert_null(tg_roll(x, TG_INTS(1, 2)));
-    kt_assert_error("shifts and dimensions must align. shifts: 2, dims:0");
-    cr_assert_null(tg_roll(x, TG_INTS(1, 2), .dims = TG_INTS(0)));
-    kt_assert_error("shifts and dimensions must align. shifts: 2, dims:1");
-    cr_assert_null(tg_roll(x, TG_INTS(1), .dims = TG_INTS(3)));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 3)");
-    cr_assert_null(tg_roll(s, TG_INTS(1), .dims = TG_INTS(0)));
-    kt_assert_error("Dimension specified as 0 but tensor has no dimensions");
-    cr_assert_null(tg_repeat(x, TG_INTS(2)));
-    kt_assert_error(
+    kt_expect_error(tg_roll(x, empty), "roll: `shifts` required");
+    kt_expect_error(tg_roll(x, TG_INTS(1, 2)),
+                    "shifts and dimensions must align. shifts: 2, dims:0");
+    kt_expect_error(tg_roll(x, TG_INTS(1, 2), .dims = TG_INTS(0)),
+                    "shifts and dimensions must align. shifts: 2, dims:1");
+    kt_expect_error(tg_roll(x, TG_INTS(1), .dims = TG_INTS(3)),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 3)");
+    kt_expect_error(tg_roll(s, TG_INTS(1), .dims = TG_INTS(0)),
+                    "Dimension specified as 0 but tensor has no dimensions");
+    kt_expect_error(
+        tg_repeat(x, TG_INTS(2)),
         "repeat: Number of dimensions of repeat dims can not be smaller than number of dimensions of tensor");
-    cr_assert_null(tg_repeat(x, TG_INTS(2, -1)));
-    kt_assert_error("Trying to create tensor with negative dimension -3: [4, -3]");
+    kt_expect_error(tg_repeat(x, TG_INTS(2, -1)),
+                    "Trying to create tensor with negative dimension -3: [4, -3]");
     int64_t two[1] = { 2 };
     tg_tensor *r2 = kt_tensor_i64((int64_t[]){ 1, 2 }, two, 1);
-    cr_assert_null(tg_repeat_interleave(tg_unsqueeze(r2, 0)));
-    kt_assert_error("repeat_interleave: repeat_interleave only accept 1D vector as repeat");
-    cr_assert_null(tg_repeat_interleave(tg_zeros(TG_INTS(2))));
-    kt_assert_error("\"repeat_interleave_cpu\" not implemented for 'Float'");
-    cr_assert_null(tg_repeat_interleave(kt_tensor_i64((int64_t[]){ 1, -2 }, two, 1)));
-    kt_assert_error("repeats can not be negative");
+    kt_expect_error(tg_repeat_interleave(tg_unsqueeze(r2, 0)),
+                    "repeat_interleave: repeat_interleave only accept 1D vector as repeat");
+    kt_expect_error(tg_repeat_interleave(tg_zeros(TG_INTS(2))),
+                    "\"repeat_interleave_cpu\" not implemented for 'Float'");
+    kt_expect_error(tg_repeat_interleave(kt_tensor_i64((int64_t[]){ 1, -2 }, two, 1)),
+                    "repeats can not be negative");
     tg_opt_int os4 = { true, 4 };
-    cr_assert_null(tg_repeat_interleave(r2, .output_size = os4));
-    kt_assert_error("allocated size does not match required size");
-    cr_assert_null(tg_repeat_interleave_self_int(x, -1));
-    kt_assert_error("repeats can not be negative");
+    kt_expect_error(tg_repeat_interleave(r2, .output_size = os4),
+                    "allocated size does not match required size");
+    kt_expect_error(tg_repeat_interleave_self_int(x, -1), "repeats can not be negative");
     tg_opt_int d2 = { true, 2 }, d0 = { true, 0 }, d1 = { true, 1 }, os5 = { true, 5 };
-    cr_assert_null(tg_repeat_interleave_self_int(x, 2, .dim = d2));
-    kt_assert_error("Dimension out of range (expected to be in range of [-2, 1], but got 2)");
-    cr_assert_null(tg_repeat_interleave_self_int(x, 2, .dim = d1, .output_size = os5));
-    kt_assert_error("allocated size does not match required size");
-    cr_assert_null(tg_repeat_interleave_self_int(s, 2, .dim = d0));
-    kt_assert_error("Dimension specified as 0 but tensor has no dimensions");
-    cr_assert_null(tg_repeat_interleave_self(x, r2, .dim = d1));
-    kt_assert_error("repeats must have the same size as input along dim");
-    cr_assert_null(tg_repeat_interleave_self(x, tg_unsqueeze(r2, 0), .dim = d1));
-    kt_assert_error("repeats must be 0-dim or 1-dim tensor");
-    cr_assert_null(tg_repeat_interleave_self(x, tg_zeros(TG_INTS(3)), .dim = d1));
-    kt_assert_error("\"repeat_interleave_cpu\" not implemented for 'Float'");
+    kt_expect_error(tg_repeat_interleave_self_int(x, 2, .dim = d2),
+                    "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
+    kt_expect_error(tg_repeat_interleave_self_int(x, 2, .dim = d1, .output_size = os5),
+                    "allocated size does not match required size");
+    kt_expect_error(tg_repeat_interleave_self_int(s, 2, .dim = d0),
+                    "Dimension specified as 0 but tensor has no dimensions");
+    kt_expect_error(tg_repeat_interleave_self(x, r2, .dim = d1),
+                    "repeats must have the same size as input along dim");
+    kt_expect_error(tg_repeat_interleave_self(x, tg_unsqueeze(r2, 0), .dim = d1),
+                    "repeats must be 0-dim or 1-dim tensor");
+    kt_expect_error(tg_repeat_interleave_self(x, tg_zeros(TG_INTS(3)), .dim = d1),
+                    "\"repeat_interleave_cpu\" not implemented for 'Float'");
     tg_tensor *r3 = kt_tensor_i64((int64_t[]){ 1, -1, 2 }, (int64_t[]){ 3 }, 1);
-    cr_assert_null(tg_repeat_interleave_self(x, r3, .dim = d1));
-    kt_assert_error("repeats can not be negative");
+    kt_expect_error(tg_repeat_interleave_self(x, r3, .dim = d1), "repeats can not be negative");
     tg_scope_end();
     kt_assert_no_leak(live);
 }

@@ -157,8 +157,7 @@ static void check(const char *name, op_fn op, float (*scalar)(float), double (*r
     }
     cr_expect_leq(worst, bound, "%s (capability %s): %lld ulp at x = %a", name, tg_cpu_capability(),
                   (long long)worst, at);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
     free(xv);
     cr_assert_eq(tg_live_tensors(), live);
 }
@@ -170,8 +169,7 @@ Test(vecmath, exp_f32_special_values_and_ulp_bound)
     tg_tensor *x = tg_tensor_from_data(v, (int64_t[]){ 4 }, 1, TG_FLOAT32), *y = tg_exp(x);
     const float *yv = tg_tensor_data(y);
     cr_expect(isinf(yv[0]) && yv[1] == 0 && isinf(yv[2]) && yv[3] == 0);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
 }
 
 Test(vecmath, sigmoid_f32_special_values_and_ulp_bound)
@@ -181,8 +179,7 @@ Test(vecmath, sigmoid_f32_special_values_and_ulp_bound)
     tg_tensor *x = tg_tensor_from_data(v, (int64_t[]){ 3 }, 1, TG_FLOAT32), *y = tg_sigmoid(x);
     const float *yv = tg_tensor_data(y);
     cr_expect(yv[0] == 1.0f && yv[1] == 0.0f && yv[2] == 0.5f);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
 }
 
 Test(vecmath, log_f32_special_values_and_ulp_bound)
@@ -194,8 +191,7 @@ Test(vecmath, log_f32_special_values_and_ulp_bound)
     cr_expect(isinf(yv[0]) && yv[0] < 0 && isinf(yv[1]) && yv[1] < 0);
     cr_expect(isinf(yv[2]) && yv[2] > 0 && isnan(yv[3]) && isnan(yv[4]) && yv[5] == 0.0f);
     cr_expect(yv[6] == (float)log((double)1e-45f), "log(denorm_min) = %a", yv[6]);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
 }
 
 Test(vecmath, tanh_f32_special_values_and_ulp_bound)
@@ -207,8 +203,7 @@ Test(vecmath, tanh_f32_special_values_and_ulp_bound)
     cr_expect(yv[0] == 1.0f && yv[1] == -1.0f && yv[4] == 1.0f && yv[5] == -1.0f);
     cr_expect(tg__pw_f32_bits(yv[2]) == 0 && tg__pw_f32_bits(yv[3]) == 0x80000000u);
     cr_expect(yv[6] == 1e-40f && yv[7] == -1e-45f);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
 }
 
 /* SLEEF's (vec_sleef.h): no scalar reference to equal bit for bit. */
@@ -221,8 +216,7 @@ Test(vecmath, sin_f32_special_values_and_ulp_bound)
     cr_expect(tg__pw_f32_bits(yv[0]) == 0 && tg__pw_f32_bits(yv[1]) == 0x80000000u);
     cr_expect(isnan(yv[2]) && isnan(yv[3]));
     cr_expect(yv[4] == (float)sin((double)v[4]), "sin(FLT_MAX) = %a", yv[4]);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
 }
 
 Test(vecmath, cos_f32_special_values_and_ulp_bound)
@@ -331,8 +325,7 @@ static void check64(const char *name, op_fn op, long double (*ref)(long double),
     }
     cr_expect_leq(worst, bound, "%s float64 (capability %s): %lld ulp at x = %a", name,
                   tg_cpu_capability(), (long long)worst, at);
-    tg_release(y);
-    tg_release(x);
+    kt_release_all(y, x);
     free(xv);
     cr_assert_eq(tg_live_tensors(), live);
 }
@@ -382,8 +375,7 @@ Test(vecmath, map_results_do_not_depend_on_position)
                 cr_assert_eq(tg__pw_f32_bits(yv[i]), tg__pw_f32_bits(rv[start + i]),
                              "sin at %lld of a run of %lld from %lld", (long long)i, (long long)len,
                              (long long)start);
-            tg_release(y);
-            tg_release(part);
+            kt_release_all(y, part);
         }
     }
     tg_tensor *strided = tg_slice(all, .start = TG_SOME(1), .step = 3), *ys = tg_sin(strided);
@@ -391,9 +383,6 @@ Test(vecmath, map_results_do_not_depend_on_position)
     for (int64_t i = 0; i < tg_tensor_numel(ys); i++)
         cr_assert_eq(tg__pw_f32_bits(ysv[i]), tg__pw_f32_bits(rv[1 + 3 * i]), "strided sin at %lld",
                      (long long)i);
-    tg_release(ys);
-    tg_release(strided);
-    tg_release(ref);
-    tg_release(all);
+    kt_release_all(ys, strided, ref, all);
     cr_assert_eq(tg_live_tensors(), live);
 }

@@ -8,6 +8,7 @@
 
 #include "tensorgen.h"
 #include "core/core.h"
+#include "kt_util.h"
 
 static const int64_t shapes[][2] = { { 37, 53 }, { 64, 512 }, { 512, 17 }, { 33, 1024 } };
 static const tg_dtype dtypes[] = {
@@ -52,10 +53,7 @@ Test(copy_transposed, contiguous_and_copy_into_every_element_size)
             tg_tensor *d = tg_empty(TG_INTS(R, C), .dtype = dtypes[t]);
             cr_assert_eq(tg__copy_into("test", d, v), 0, "%s", tg_last_error());
             expect_transpose_of(d, x, "tg__copy_into");
-            tg_release(d);
-            tg_release(c);
-            tg_release(v);
-            tg_release(x);
+            kt_release_all(d, c, v, x);
         }
     cr_expect_eq(tg_live_tensors(), live);
 }

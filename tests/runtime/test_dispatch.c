@@ -3,6 +3,7 @@
 #include "rt_test.h"
 #include "dispatch/dispatch.h"
 #include "fake_device.h"
+#include "kt_util.h"
 
 TestSuite(rt_dispatch, .fini = rt_leak_check);
 
@@ -216,8 +217,6 @@ Test(rt_dispatch, cuda_fallback_runs_cpu_kernel)
     cr_assert_eq(tg_call_boxed("rtfb::inc_", &s), 0, "%s", tg_last_error());
     cr_expect_eq(s.v[0].v.t, g);
     rt_expect_values(g, (double[]){ 1, 2, 3 }, 3);
-    tg_release(s.v[0].v.t);
-    tg_release(g);
-    tg_release(h);
+    kt_release_all(s.v[0].v.t, g, h);
     tg_set_warning_handler(NULL, NULL);
 }

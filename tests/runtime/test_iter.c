@@ -2,6 +2,7 @@
  * checks, coalescing, parallel ranges. Kernels here are hand-written loops (rt_test.h). */
 #include "rt_test.h"
 #include "fake_device.h"
+#include "kt_util.h"
 
 #include <stdlib.h>
 
@@ -17,9 +18,7 @@ Test(rt_iter, broadcast_values)
     cr_expect_eq(tg_tensor_size(c, 0), 3);
     cr_expect_eq(tg_tensor_size(c, 1), 4);
     rt_expect_values(c, (double[]){ 0, 1, 2, 3, 1, 2, 3, 4, 2, 3, 4, 5 }, 12);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
+    kt_release_all(a, b, c);
 }
 
 Test(rt_iter, broadcast_error_message)
@@ -36,10 +35,7 @@ Test(rt_iter, broadcast_error_message)
     cr_expect_str_eq(tg_last_error(), "add: The size of tensor a (3) must match the size of "
                                       "tensor b (2) at non-singleton dimension 2");
     tg_clear_error();
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(d);
+    kt_release_all(a, b, c, d);
 }
 
 Test(rt_iter, transposed_and_expanded_inputs)
@@ -54,11 +50,7 @@ Test(rt_iter, transposed_and_expanded_inputs)
         for (int j = 0; j < 3; j++) want[i * 3 + j] = (j * 4 + i) + j;
     rt_expect_values(c, want, 12);
     cr_expect(tg_tensor_is_contiguous(c));
-    tg_release(t);
-    tg_release(tt);
-    tg_release(row);
-    tg_release(ex);
-    tg_release(c);
+    kt_release_all(t, tt, row, ex, c);
 }
 
 Test(rt_iter, strided_output_and_reordering)
@@ -81,11 +73,7 @@ Test(rt_iter, strided_output_and_reordering)
     double want[12];
     for (int i = 0; i < 12; i++) want[i] = i;
     rt_expect_values(out, want, 12);
-    tg_release(r);
-    tg_release(out);
-    tg_release(base);
-    tg_release(a);
-    tg_release(z);
+    kt_release_all(r, out, base, a, z);
 }
 
 Test(rt_iter, coalescing)
@@ -113,10 +101,7 @@ Test(rt_iter, coalescing)
                  0);
     cr_expect_eq(it.ndim, 1);
     tg__iter_abort(&it);
-    tg_release(a);
-    tg_release(w);
-    tg_release(s);
-    tg_release(u);
+    kt_release_all(a, w, s, u);
 }
 
 Test(rt_iter, promotion_and_conversion)
@@ -162,11 +147,7 @@ Test(rt_iter, promotion_and_conversion)
     cr_expect_eq(it.dtypes[2], TG_FLOAT64);
     cr_expect_eq(it.dtypes[0], TG_FLOAT32);
     tg__iter_abort(&it);
-    tg_release(i);
-    tg_release(s);
-    tg_release(m);
-    tg_release(mt);
-    tg_release(d);
+    kt_release_all(i, s, m, mt, d);
 }
 
 static void cmp_lt(char **d, const int64_t *s, int64_t n, void *ctx)
@@ -200,11 +181,7 @@ Test(rt_iter, bool_output)
     tg_tensor *r = tg__iter_finish(&it, 0);
     cr_expect_eq(r, o);
     rt_expect_values(o, (double[]){ 1, 1, 0, 0 }, 4);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(o);
-    tg_release(r);
+    kt_release_all(a, b, c, o, r);
 }
 
 Test(rt_iter, out_checks)
@@ -253,13 +230,7 @@ Test(rt_iter, out_checks)
     cr_expect_null(rt_add(a, a, ex, TG_ITER_PROMOTE_INPUTS));
     cr_expect(strstr(tg_last_error(), "unsupported operation: more than one element") != NULL);
     tg_clear_error();
-    tg_release(a);
-    tg_release(b);
-    tg_release(e);
-    tg_release(o);
-    tg_release(l);
-    tg_release(d);
-    tg_release(ex);
+    kt_release_all(a, b, e, o, l, d, ex);
 }
 
 Test(rt_iter, zero_dim_and_empty)
@@ -276,11 +247,7 @@ Test(rt_iter, zero_dim_and_empty)
     cr_assert_not_null(c);
     cr_expect_eq(tg_tensor_size(c, 0), 0);
     cr_expect_eq(tg_tensor_size(c, 1), 3);
-    tg_release(a);
-    tg_release(b);
-    tg_release(c);
-    tg_release(e);
-    tg_release(r);
+    kt_release_all(a, b, c, e, r);
 }
 
 static int64_t calls, elems;
@@ -307,8 +274,7 @@ Test(rt_iter, parallel_contiguous_is_one_call_per_thread)
     cr_expect_eq(elems, n);
     float *p = tg_tensor_data(c);
     for (int64_t i = 0; i < n; i += 4099) cr_assert_eq(p[i], 2.0f * i);
-    tg_release(a);
-    tg_release(c);
+    kt_release_all(a, c);
 }
 
 Test(rt_iter, parallel_strided_ranges_start_mid_row)
@@ -331,9 +297,7 @@ Test(rt_iter, parallel_strided_ranges_start_mid_row)
         for (int64_t j = 0; j < 257; j++)
             cr_assert_eq(p[i * 257 + j], 2.0f * (j * 301 + i), "at %lld,%lld", (long long)i,
                          (long long)j);
-    tg_release(a);
-    tg_release(t);
-    tg_release(o);
+    kt_release_all(a, t, o);
 }
 
 static void split_loop(char **d, const int64_t *s, int64_t n, void *ctx)
@@ -359,9 +323,7 @@ Test(rt_iter, two_outputs)
     cr_assert_eq(tg__iter_finish_all(&it, outs), 0);
     rt_expect_values(outs[0], (double[]){ 1, 2, -1 }, 3);
     rt_expect_values(outs[1], (double[]){ 0.5, 0.25, 0.5 }, 3);
-    tg_release(a);
-    tg_release(outs[0]);
-    tg_release(outs[1]);
+    kt_release_all(a, outs[0], outs[1]);
 }
 
 Test(rt_iter, device_mismatch)
@@ -386,8 +348,5 @@ Test(rt_iter, device_mismatch)
     tg_tensor *h = rt_arange((int64_t[]){ 2 }, 1, TG_FLOAT32);
     cr_assert_eq(tg__copy_into("copy_", g, h), 0);
     rt_expect_values(g, (double[]){ 0, 1 }, 2);
-    tg_release(g);
-    tg_release(c);
-    tg_release(s);
-    tg_release(h);
+    kt_release_all(g, c, s, h);
 }

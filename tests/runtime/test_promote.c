@@ -1,5 +1,6 @@
 /* result_type: the three priority groups (dim tensors, zero-dim tensors, wrapped numbers). */
 #include "rt_test.h"
+#include "kt_util.h"
 
 TestSuite(rt_promote, .fini = rt_leak_check);
 
@@ -9,8 +10,7 @@ static tg_tensor *zero(tg_dtype t) { return tg__empty("t", NULL, 0, t, TG_DEVICE
 static tg_dtype rt2(tg_tensor *a, tg_tensor *b)
 {
     tg_dtype r = tg__result_type((tg_tensor *[]){ a, b }, 2);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(a, b);
     return r;
 }
 

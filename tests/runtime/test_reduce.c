@@ -1,5 +1,6 @@
 /* Reduction plans: shapes, offsets, errors, and a sum kernel through tg__reduce_for_each. */
 #include "rt_test.h"
+#include "kt_util.h"
 
 TestSuite(rt_reduce, .fini = rt_leak_check);
 
@@ -85,9 +86,7 @@ Test(rt_reduce, sums)
     cr_assert_eq(tg__reduce_plan_make(&p, "argmax", at, NULL, 0, false), 0);
     for (int64_t j = 0; j < 12; j++)
         cr_expect_eq(tg__reduce_inner_offset(&p, j), (j % 3) * 4 + j / 3);
-    tg_release(t);
-    tg_release(a);
-    tg_release(at);
+    kt_release_all(t, a, at);
 }
 
 Test(rt_reduce, scalar_and_empty)
@@ -97,8 +96,7 @@ Test(rt_reduce, scalar_and_empty)
     sum_check(s, (int64_t[]){ -1 }, 1, true, (double[]){ 4 }, 1);
     tg_tensor *e = tg__empty("t", (int64_t[]){ 3, 0 }, 2, TG_FLOAT32, TG_DEVICE_CPU);
     sum_check(e, (int64_t[]){ 1 }, 1, false, (double[]){ 0, 0, 0 }, 3);
-    tg_release(s);
-    tg_release(e);
+    kt_release_all(s, e);
 }
 
 Test(rt_reduce, parallel_outer)

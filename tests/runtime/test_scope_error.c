@@ -1,6 +1,7 @@
 /* Scopes and errors: tensors released at scope end, kept ones moved out, nesting; the first
  * error wins; NULL in, NULL out. */
 #include "rt_test.h"
+#include "kt_util.h"
 
 #include <pthread.h>
 
@@ -95,8 +96,7 @@ Test(rt_error, null_in_null_out_keeps_first_error)
     cr_expect_str_eq(tg_last_error(), "add: The size of tensor a (3) must match the size of "
                                       "tensor b (4) at non-singleton dimension 0");
     tg_clear_error();
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(a, b);
 }
 
 static void *other_thread(void *arg)

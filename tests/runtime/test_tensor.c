@@ -1,6 +1,7 @@
 /* Tensors: creation, reference counts, views and shared version counters, metadata, element
  * access, out= resizing, dim wrapping. */
 #include "rt_test.h"
+#include "kt_util.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -26,8 +27,7 @@ Test(rt_tensor, create_and_metadata)
     cr_expect_eq(tg_retain(t), t);
     tg_release(t);
     cr_expect_eq(tg_live_tensors(), 1);
-    tg_release(t);
-    tg_release(NULL);
+    kt_release_all(t, NULL);
 }
 
 Test(rt_tensor, large_tensor_is_aligned_and_zero_dim_works)
@@ -43,9 +43,7 @@ Test(rt_tensor, large_tensor_is_aligned_and_zero_dim_works)
     cr_expect_eq(tg_tensor_numel(e), 0);
     cr_expect(tg_tensor_is_contiguous(e));
     cr_expect_not_null(tg_tensor_data(e));
-    tg_release(big);
-    tg_release(s);
-    tg_release(e);
+    kt_release_all(big, s, e);
 }
 
 Test(rt_tensor, bad_shapes_are_errors)
@@ -84,8 +82,7 @@ Test(rt_tensor, views_share_storage_and_version)
     cr_expect_eq(tg__version(t), v0 + 1);
     cr_expect_eq(tg__version(tt), v0 + 1);
     /* the base dies first: the views keep storage and version cell alive */
-    tg_release(t);
-    tg_release(tt);
+    kt_release_all(t, tt);
     cr_expect_eq(tg_live_tensors(), 2, "col keeps its base alive");
     rt_expect_values(col, (double[]){ 1, 4 }, 2);
     tg__bump_version(col);
@@ -158,8 +155,7 @@ Test(rt_tensor, requires_grad_flag)
         tg_last_error(),
         "requires_grad_: only Tensors of floating point and complex dtype can require gradients");
     tg_clear_error();
-    tg_release(f);
-    tg_release(i);
+    kt_release_all(f, i);
 }
 
 static int deleted;
@@ -192,8 +188,7 @@ Test(rt_tensor, wrapped_scalar)
     cr_expect(a->is_wrapped_number);
     cr_expect_eq(b->dtype, TG_FLOAT64);
     cr_expect_eq(tg_item(b), 2.5);
-    tg_release(a);
-    tg_release(b);
+    kt_release_all(a, b);
 }
 
 static void *churn(void *arg)
@@ -202,8 +197,7 @@ static void *churn(void *arg)
     for (int i = 0; i < 20000; i++) {
         tg_tensor *t = tg__empty("t", (int64_t[]){ 1 + i % 40 }, 1, TG_FLOAT32, TG_DEVICE_CPU);
         tg_tensor *v = tg__make_view(t, (int64_t[]){ 1 }, (int64_t[]){ 1 }, 1, 0);
-        tg_release(t);
-        tg_release(v);
+        kt_release_all(t, v);
     }
     return NULL;
 }
