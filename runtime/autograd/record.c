@@ -164,7 +164,9 @@ static int save_one(const tg_ag_save *s, tg_node *node, void *src, int index, vo
                     char **cursor, bool copy)
 {
     void *to = field(node, s->to);
-    tg_tensor *t = *(tg_tensor **)src; /* for the kinds that save a tensor or its properties */
+    /* The kinds that save a tensor or its properties read a tg_tensor * at src; the others
+     * another type, perhaps 4-byte aligned. */
+    tg_tensor *t = s->kind <= TG_AG_SAVE_DEVICE ? *(tg_tensor **)src : NULL;
     switch ((tg_ag_save_kind)s->kind) {
     case TG_AG_SAVE_TENSOR:
         if (copy) {
