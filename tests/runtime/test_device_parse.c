@@ -26,14 +26,14 @@ Test(rt_device_parse, cpu_and_cuda)
 
 Test(rt_device_parse, bad_names_are_errors)
 {
-    const char *const bad[] = { "tpu", "", "cuda:", "cuda:x", "cuda:-1", "cuda:1000", "cpu:1",
-                                "CUDA", "cuda:1:2" };
+    const char *const bad[] = { "tpu",       "",      "cuda:", "cuda:x",  "cuda:-1",
+                                "cuda:1000", "cpu:1", "CUDA",  "cuda:1:2" };
     for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
         tg_device d = TG_DEVICE_CPU;
         tg_clear_error();
         cr_expect_eq(tg_device_parse(bad[i], &d), -1, "'%s' parsed", bad[i]);
-        cr_expect(tg_last_error() && strstr(tg_last_error(), "unknown device '"),
-                  "'%s': %s", bad[i], tg_last_error() ? tg_last_error() : "(no error)");
+        cr_expect(tg_last_error() && strstr(tg_last_error(), "unknown device '"), "'%s': %s",
+                  bad[i], tg_last_error() ? tg_last_error() : "(no error)");
         cr_expect(d.type == TG_CPU, "'%s' changed the device", bad[i]);
     }
     tg_clear_error();
