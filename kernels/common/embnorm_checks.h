@@ -25,6 +25,19 @@ static inline bool tg__embnorm_sizes_equal(const tg_tensor *t, tg_int_list l)
     return true;
 }
 
+/* A layer norm's weight or bias (`name`), when given, has the shape normalized_shape. */
+static inline int tg__layer_norm_param_check(const char *op, const char *name, const tg_tensor *t,
+                                             tg_int_list ns)
+{
+    char s1[256], s2[256];
+    if (!t || tg__embnorm_sizes_equal(t, ns)) return 0;
+    return tg__fail(op,
+                    "Expected %s to be of same shape as normalized_shape, but got %s of shape %s "
+                    "and normalized_shape = %s",
+                    name, name, tg__shape_str(s1, sizeof s1, t->sizes, t->ndim),
+                    tg__embnorm_list_str(s2, sizeof s2, ns));
+}
+
 /* _check_layer_norm_inputs (also rms_norm's): normalized_shape non-empty, weight and bias of
  * that shape, input's trailing dims equal to it. On success *m_out is the number of rows
  * (product of the leading dims) and *n_out the row length. `with_bias` false for rms_norm. */
@@ -38,18 +51,8 @@ static inline int tg__layer_norm_inputs_check(const char *op, const tg_tensor *i
                         "Expected normalized_shape to be at least 1-dimensional, i.e., containing "
                         "at least one element, but got normalized_shape = %s",
                         tg__embnorm_list_str(s1, sizeof s1, ns));
-    if (weight && !tg__embnorm_sizes_equal(weight, ns))
-        return tg__fail(op,
-                        "Expected weight to be of same shape as normalized_shape, but got weight "
-                        "of shape %s and normalized_shape = %s",
-                        tg__shape_str(s1, sizeof s1, weight->sizes, weight->ndim),
-                        tg__embnorm_list_str(s2, sizeof s2, ns));
-    if (bias && !tg__embnorm_sizes_equal(bias, ns))
-        return tg__fail(op,
-                        "Expected bias to be of same shape as normalized_shape, but got bias of "
-                        "shape %s and normalized_shape = %s",
-                        tg__shape_str(s1, sizeof s1, bias->sizes, bias->ndim),
-                        tg__embnorm_list_str(s2, sizeof s2, ns));
+    if (tg__layer_norm_param_check(op, "weight", weight, ns) != 0) return -1;
+    if (tg__layer_norm_param_check(op, "bias", bias, ns) != 0) return -1;
     bool match = input->ndim >= ns.len;
     for (int64_t i = 0; match && i < ns.len; i++)
         match = input->sizes[input->ndim - ns.len + i] == ns.data[i];

@@ -80,8 +80,18 @@ static inline int64_t tg__index_stride(const tg_tensor *t, int64_t d)
 }
 
 /* Fills the counts and the inner dim of a plan whose ndim, dim and sizes are set. */
-static inline void tg__index_plan_finish(tg_index_plan *p)
+/* A plan's start: zeroed, ndim dims, along the wrapped dim wd. */
+static inline void tg__index_plan_start(tg_index_plan *p, int64_t ndim, int64_t wd)
 {
+    memset(p, 0, sizeof *p);
+    p->ndim = ndim;
+    p->dim = wd;
+}
+
+/* A plan's end, its sizes and strides set: self's size along dim bounds the index values. */
+static inline void tg__index_plan_finish(tg_index_plan *p, const tg_tensor *self)
+{
+    p->bound = tg__index_size(self, p->dim);
     p->kd = -1;
     for (int64_t d = p->ndim - 1; d >= 0; d--)
         if (d != p->dim) {
@@ -174,17 +184,14 @@ static inline int tg__scatter_check(const char *op, const char *method, const tg
 static inline void tg__index_plan_sg(tg_index_plan *p, int64_t wd, const tg_tensor *self,
                                      const tg_tensor *index, const tg_tensor *other)
 {
-    memset(p, 0, sizeof *p);
-    p->ndim = tg__index_nonempty_dim(index);
-    p->dim = wd;
+    tg__index_plan_start(p, tg__index_nonempty_dim(index), wd);
     for (int64_t d = 0; d < p->ndim; d++) {
         p->sizes[d] = tg__index_size(index, d);
         p->is[d] = tg__index_stride(index, d);
         p->ss[d] = tg__index_stride(self, d);
         p->os[d] = other ? tg__index_stride(other, d) : 0;
     }
-    p->bound = tg__index_size(self, wd);
-    tg__index_plan_finish(p);
+    tg__index_plan_finish(p, self);
 }
 
 /* ------------------------------------------------------------------ index_select / index_add */
@@ -271,17 +278,14 @@ static inline int tg__index_add_check(const char *op, const tg_tensor *self, int
 static inline void tg__index_plan_1d(tg_index_plan *p, int64_t wd, const tg_tensor *self,
                                      const tg_tensor *index, const tg_tensor *other)
 {
-    memset(p, 0, sizeof *p);
-    p->ndim = tg__index_nonempty_dim(self);
-    p->dim = wd;
+    tg__index_plan_start(p, tg__index_nonempty_dim(self), wd);
     for (int64_t d = 0; d < p->ndim; d++) {
         p->sizes[d] = d == wd ? tg__numel(index) : tg__index_size(self, d);
         p->is[d] = d == wd ? (index->ndim ? index->strides[0] : 0) : 0;
         p->ss[d] = tg__index_stride(self, d);
         p->os[d] = other->ndim ? other->strides[d] : 0;
     }
-    p->bound = tg__index_size(self, wd);
-    tg__index_plan_finish(p);
+    tg__index_plan_finish(p, self);
 }
 
 /* ------------------------------------------------------------------ bounds */

@@ -29,13 +29,7 @@ static tg_dtype compute_dtype(tg_dtype t, tg_index_reduce red)
 /* A contiguous copy of t in dtype dt (a new reference to t when it already is one). */
 static tg_tensor *convert(const char *op, tg_tensor *t, tg_dtype dt)
 {
-    if (t->dtype == dt && tg__is_contiguous(t)) return tg_retain(t);
-    tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, t->device);
-    if (r && tg__copy_into(op, r, t) != 0) {
-        tg_release(r);
-        r = NULL;
-    }
-    return r;
+    return tg__k_contiguous_as(op, t, dt, tg__copy_into);
 }
 
 /* The index as contiguous int64, bounds-checked. NULL + error. */
@@ -152,11 +146,7 @@ tg_tensor *tg__index_gather_flow(const char *op, const tg_index_backend *be, tg_
     }
     tg_release(w);
     tg_release(idx);
-    if (rc != 0) {
-        tg_release(r);
-        return NULL;
-    }
-    return r;
+    return tg__k_result(rc == 0, r);
 }
 
 /* The scatter family and index_add (one_d): self copied into the written operand (out; NULL
@@ -214,11 +204,7 @@ done:
     tg_release(idx);
     if (srcw != val) tg_release(srcw);
     tg_release(val);
-    if (rc != 0) {
-        tg_release(r);
-        return NULL;
-    }
-    return r;
+    return tg__k_result(rc == 0, r);
 }
 
 /* ------------------------------------------------------------------ nonzero (host) */

@@ -49,6 +49,26 @@ static inline int tg__addmm_check_mats(const tg_tensor *mat1, const tg_tensor *m
     return tg__matmul_check_inner("addmm", mat1, mat2);
 }
 
+/* self (at most k dims) expands to the product's shape (k dims): PyTorch's expand message. */
+static inline int tg__linalg_expand_check(const char *op, const tg_tensor *self,
+                                          const int64_t *shape, int64_t k)
+{
+    for (int64_t d = 0; d < self->ndim; d++) {
+        int64_t want = shape[k - self->ndim + d];
+        if (self->sizes[d] != want && self->sizes[d] != 1) {
+            char a[96], b[96];
+            return tg__fail(op,
+                            "The expanded size of the tensor (%lld) must match the existing "
+                            "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
+                            "Tensor sizes: %s",
+                            (long long)want, (long long)self->sizes[d],
+                            (long long)(k - self->ndim + d), tg__shape_str(a, sizeof a, shape, k),
+                            tg__shape_str(b, sizeof b, self->sizes, self->ndim));
+        }
+    }
+    return 0;
+}
+
 /* addmm's self against the product's shape (n, p): exactly that shape in place (out == self),
  * else broadcastable to it. */
 static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *mat1,
@@ -65,22 +85,8 @@ static inline int tg__addmm_check_self(const tg_tensor *self, const tg_tensor *m
                             (long long)(self->ndim > 1 ? self->sizes[1] : 1));
         return 0;
     }
-    bool ok = self->ndim <= 2;
-    for (int64_t d = 0; ok && d < self->ndim; d++) {
-        int64_t want = shape[2 - self->ndim + d];
-        if (self->sizes[d] != want && self->sizes[d] != 1) {
-            char a[64], b[64];
-            return tg__fail("addmm",
-                            "The expanded size of the tensor (%lld) must match the existing "
-                            "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
-                            "Tensor sizes: %s",
-                            (long long)want, (long long)self->sizes[d],
-                            (long long)(2 - self->ndim + d), tg__shape_str(a, sizeof a, shape, 2),
-                            tg__shape_str(b, sizeof b, self->sizes, self->ndim));
-        }
-    }
-    if (!ok) return tg__fail("addmm", "self must be a matrix");
-    return 0;
+    if (self->ndim > 2) return tg__fail("addmm", "self must be a matrix");
+    return tg__linalg_expand_check("addmm", self, shape, 2);
 }
 
 /* Both operands of one dtype, and a dtype the backend implements: `impl` names the backend's
@@ -115,19 +121,8 @@ static inline int tg__baddbmm_check(const tg_tensor *self, const tg_tensor *batc
     shape[1] = batch1->sizes[1];
     shape[2] = batch2->sizes[2];
     char a[96], b[96];
-    bool ok = self->ndim <= 3;
-    for (int64_t d = 0; ok && d < self->ndim; d++) {
-        int64_t want = shape[3 - self->ndim + d];
-        if (self->sizes[d] != want && self->sizes[d] != 1)
-            return tg__fail("baddbmm",
-                            "The expanded size of the tensor (%lld) must match the existing "
-                            "size (%lld) at non-singleton dimension %lld.  Target sizes: %s.  "
-                            "Tensor sizes: %s",
-                            (long long)want, (long long)self->sizes[d],
-                            (long long)(3 - self->ndim + d), tg__shape_str(a, sizeof a, shape, 3),
-                            tg__shape_str(b, sizeof b, self->sizes, self->ndim));
-    }
-    if (!ok) return tg__fail("baddbmm", "self must be at most a 3D tensor");
+    if (self->ndim > 3) return tg__fail("baddbmm", "self must be at most a 3D tensor");
+    if (tg__linalg_expand_check("baddbmm", self, shape, 3) != 0) return -1;
     if (inplace && (self->ndim != 3 || self->sizes[0] != shape[0] || self->sizes[1] != shape[1] ||
                     self->sizes[2] != shape[2]))
         return tg__fail("baddbmm", "output with shape %s doesn't match the broadcast shape %s",

@@ -9,6 +9,7 @@
 
 #include <math.h>
 
+#include "tg_hd.h"
 #include "tg_kutil.h"
 
 static inline bool tg__norm_same_shape(const tg_tensor *a, const tg_tensor *b)
@@ -263,6 +264,30 @@ static inline double tg__ups_linear_scale(int64_t in, int64_t out, bool align_co
 {
     if (align_corners) return out > 1 ? (double)(in - 1) / (double)(out - 1) : 0.0;
     return tg__ups_scale(s, in, out);
+}
+
+/* Output index i's two source indices and the second one's weight along one linear axis
+ * (compute_indices_weights_linear, area_pixel_compute_source_index): float32 computes the
+ * source position in float, as PyTorch's kernel does. CPU and CUDA. */
+static inline TG_HD void tg__ups_linear_index(int64_t i, int64_t in, double scale, bool ac,
+                                              bool f32, int64_t *i0, int64_t *i1, double *l1)
+{
+    double real;
+    if (f32) {
+        float fs = (float)scale;
+        float r = ac ? fs * (float)i : fs * ((float)i + 0.5f) - 0.5f;
+        real = r < 0 ? 0 : r;
+    } else {
+        double r = ac ? scale * (double)i : scale * ((double)i + 0.5) - 0.5;
+        real = r < 0 ? 0 : r;
+    }
+    int64_t a = (int64_t)real; /* guard_index_and_lambda: scales may reach past the end */
+    if (a > in - 1) a = in - 1;
+    *i0 = a;
+    *i1 = a + (a < in - 1 ? 1 : 0);
+    double l = real - (double)a;
+    *l1 = l < 0 ? 0 : (l > 1 ? 1 : l);
+    if (f32) *l1 = (float)*l1;
 }
 
 #endif

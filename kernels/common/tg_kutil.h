@@ -65,6 +65,12 @@ static inline char *tg__k_data(const tg_tensor *t)
     return (char *)t->storage->data + t->storage_offset * (int64_t)tg_dtype_size(t->dtype);
 }
 
+/* One element's bytes in a tensor's dtype (a fill value), for a loop's context. */
+typedef struct tg_k_elem {
+    unsigned char bytes[16];
+    size_t size;
+} tg_k_elem;
+
 /* A backward's output_mask as three flags (missing entries false). */
 static inline void tg__k_output_mask(tg_bool_list mask, bool want[3])
 {
@@ -95,6 +101,46 @@ static inline tg_tensor *tg__k_result(bool ok, tg_tensor *r)
     if (ok) return r;
     tg_release(r);
     return NULL;
+}
+
+/* tg__k_result for a kernel with an out= argument: when ok and the result is the caller's out=
+ * (`is_out`), out's version is bumped after the write. */
+static inline tg_tensor *tg__k_result_out(bool ok, tg_tensor *r, bool is_out)
+{
+    if (ok && is_out) tg__bump_version(r);
+    return tg__k_result(ok, r);
+}
+
+/* A backend's copy of src into dst (broadcasting, converting the dtype): core's tg__copy_into
+ * or a backend's own. Returns 0, or -1 with the error recorded. */
+typedef int (*tg_k_copy_fn)(const char *op, tg_tensor *dst, const tg_tensor *src);
+
+/* t itself (a new reference) when it already has dtype dt and is contiguous; otherwise a new
+ * contiguous tensor of t's shape and device in dt, filled by `copy`. NULL with the error
+ * recorded. */
+static inline tg_tensor *tg__k_contiguous_as(const char *op, tg_tensor *t, tg_dtype dt,
+                                             tg_k_copy_fn copy)
+{
+    if (t->dtype == dt && tg__is_contiguous(t)) return tg_retain(t);
+    tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, t->device);
+    return tg__k_result(r && copy(op, r, t) == 0, r);
+}
+
+/* A backend's conversion of t (consumed) to dtype dt: a new reference, or NULL with the error
+ * recorded. */
+typedef tg_tensor *(*tg_k_convert_fn)(const char *op, tg_tensor *t, tg_dtype dt);
+
+/* A kernel's two results, r.r0 converted to dtype dt by `convert` (the working dtype back to
+ * the operand's); when that fails, r.r1 is released too and both are NULL. */
+static inline tg_tensors2 tg__k_convert_first(const char *op, tg_tensors2 r, tg_dtype dt,
+                                              tg_k_convert_fn convert)
+{
+    r.r0 = convert(op, r.r0, dt);
+    if (!r.r0) {
+        tg_release(r.r1);
+        r.r1 = NULL;
+    }
+    return r;
 }
 
 /* A kernel's two or three results when ok; otherwise all are released and NULL. */

@@ -54,6 +54,18 @@ static int64_t broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b
     return n;
 }
 
+/* The 1-element views of a 0-dim operand and its 0-dim mask (which has no dims to expand into
+ * positions). True with both set; false (error recorded) with what was made in *a1, *m1 and the
+ * rest NULL: the caller releases both. */
+static bool one_element_views(tg_tensor *a, tg_tensor *m, tg_tensor **a1, tg_tensor **m1)
+{
+    int64_t one = 1;
+    tg_int_list s1 = { &one, 1 };
+    *a1 = tg_reshape(a, s1);
+    *m1 = *a1 ? tg_reshape(m, s1) : NULL;
+    return *m1 != NULL;
+}
+
 tg_tensor *tg__composite_masked_select(tg_tensor *self, tg_tensor *mask)
 {
     const char *op = "masked_select";
@@ -68,11 +80,8 @@ tg_tensor *tg__composite_masked_select(tg_tensor *self, tg_tensor *mask)
     if (me) {
         /* a 0-dim mask has no dims to expand into positions: index its 1-element view */
         if (n == 0) {
-            int64_t one = 1;
-            tg_int_list s1 = { &one, 1 };
-            tg_tensor *se1 = tg_reshape(se, s1);
-            tg_tensor *me1 = se1 ? tg_reshape(me, s1) : NULL;
-            if (me1) r = tg_index(se1, TG_TENSORS(me1));
+            tg_tensor *se1, *me1;
+            if (one_element_views(se, me, &se1, &me1)) r = tg_index(se1, TG_TENSORS(me1));
             tg_release(se1);
             tg_release(me1);
         } else {
@@ -96,11 +105,10 @@ tg_tensor *tg__composite_masked_select_backward(tg_tensor *grad, tg_tensor *inpu
     tg_tensor *r = NULL;
     if (me) {
         if (n == 0) {
-            int64_t one = 1;
-            tg_int_list s1 = { &one, 1 };
-            tg_tensor *z1 = tg_reshape(z, s1);
-            tg_tensor *me1 = z1 ? tg_reshape(me, s1) : NULL;
-            tg_tensor *p = me1 ? tg_index_put(z1, TG_TENSORS(me1), grad) : NULL;
+            tg_tensor *z1, *me1;
+            tg_tensor *p = one_element_views(z, me, &z1, &me1)
+                               ? tg_index_put(z1, TG_TENSORS(me1), grad)
+                               : NULL;
             r = p ? tg_reshape(p, size) : NULL;
             tg_release(p);
             tg_release(z1);

@@ -222,9 +222,11 @@ static tg_tensor *lndb_add(lndb_arena *a, tg_tensor *acc, tg_tensor *t)
 
 static tg_tensors3 lndb_run(lndb_arena *a, tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI,
                             tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *mean,
-                            tg_tensor *rstd, tg_int_list ns, const bool *mask)
+                            tg_tensor *rstd, tg_int_list ns, tg_bool_list output_mask)
 {
     tg_tensors3 res = { NULL, NULL, NULL };
+    bool mask[3];
+    tg__k_output_mask(output_mask, mask);
     int64_t dims[TG_MAX_DIMS], lead[TG_MAX_DIMS];
     int64_t k = ns.len, nd = input->ndim;
     for (int64_t i = 0; i < k; i++) dims[i] = nd - k + i;
@@ -301,15 +303,13 @@ tg_tensors3 tg__composite_layer_norm_double_backward(tg_tensor *input, tg_tensor
     int64_t m, n;
     if (tg__layer_norm_inputs_check(op, input, normalized_shape, gamma, NULL, &m, &n) != 0)
         return res;
-    bool mask[3];
-    for (int i = 0; i < 3; i++) mask[i] = i < output_mask.len && output_mask.data[i];
     lndb_arena *a = calloc(1, sizeof *a);
     if (!a) {
         tg__error(op, "out of memory");
         return res;
     }
     res = lndb_run(a, input, gamma, ggI, ggG, ggB, gO, save_mean, save_invstd, normalized_shape,
-                   mask);
+                   output_mask);
     for (int i = 0; i < a->n; i++) tg_release(a->t[i]);
     free(a);
     return res;

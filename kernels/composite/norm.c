@@ -225,9 +225,11 @@ static tg_tensors3 bn_double_backward(bn_arena *a, tg_tensor *input, tg_tensor *
                                       tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO,
                                       tg_tensor *running_mean, tg_tensor *running_var,
                                       bool training, double eps, tg_tensor *save_mean,
-                                      tg_tensor *save_invstd, const bool *mask)
+                                      tg_tensor *save_invstd, tg_bool_list output_mask)
 {
     tg_tensors3 res = { NULL, NULL, NULL };
+    bool mask[3];
+    tg__k_output_mask(output_mask, mask);
     bool affine = gamma != NULL;
     int64_t nd = input->ndim;
     double m = (double)input->sizes[0];
@@ -317,21 +319,31 @@ tg_tensors3 tg__composite_batchnorm_double_backward(
         tg__error(op, "the statistics of the forward are missing");
         return res;
     }
-    bool mask[3];
-    for (int i = 0; i < 3; i++) mask[i] = i < output_mask.len && output_mask.data[i];
     bn_arena *a = calloc(1, sizeof *a);
     if (!a) {
         tg__error(op, "out of memory");
         return res;
     }
     res = bn_double_backward(a, input, gamma, ggI, ggG, ggB, gO, running_mean, running_var,
-                             training, eps, save_mean, save_invstd, mask);
+                             training, eps, save_mean, save_invstd, output_mask);
     for (int i = 0; i < a->n; i++) tg_release(a->t[i]);
     free(a);
     return res;
 }
 
 /* ------------------------------------------------------------------ upsampling, .vec */
+
+/* compute_output_size's check that output_size or scale_factors (`name`) has one entry per
+ * spatial dimension. 0 or -1. */
+static int ups_vec_len_check(const char *op, const char *name, int64_t len, int64_t spatial)
+{
+    if (len == spatial) return 0;
+    return tg__fail(op,
+                    "Expected static_cast<int64_t>(%s->size()) == spatial_dimensions to be true, "
+                    "but got false.  (Could this error message be improved?  If so, please report "
+                    "an enhancement request to PyTorch.)",
+                    name);
+}
 
 /* upsample::compute_output_size for 2 spatial dimensions of `in` (N, C, H, W sizes). 0 or -1. */
 static int ups_vec_size(const char *op, const int64_t *in, int64_t in_len, tg_int_list output_size,
@@ -342,21 +354,13 @@ static int ups_vec_size(const char *op, const int64_t *in, int64_t in_len, tg_in
     if (has_size == has_scales)
         return tg__fail(op, "Must specify exactly one of output_size and scale_factors");
     if (has_size) {
-        if (output_size.len != spatial)
-            return tg__fail(op, "Expected static_cast<int64_t>(output_size->size()) == "
-                                "spatial_dimensions to be true, but got false.  (Could this error "
-                                "message be improved?  If so, please report an enhancement request "
-                                "to PyTorch.)");
+        if (ups_vec_len_check(op, "output_size", output_size.len, spatial) != 0) return -1;
         if (spatial != 2) goto not4;
         osize[0] = output_size.data[0];
         osize[1] = output_size.data[1];
         return 0;
     }
-    if (scale_factors.len != spatial)
-        return tg__fail(op, "Expected static_cast<int64_t>(scale_factors->size()) == "
-                            "spatial_dimensions to be true, but got false.  (Could this error "
-                            "message be improved?  If so, please report an enhancement request to "
-                            "PyTorch.)");
+    if (ups_vec_len_check(op, "scale_factors", scale_factors.len, spatial) != 0) return -1;
     if (spatial != 2) goto not4;
     for (int i = 0; i < 2; i++) osize[i] = (int64_t)((double)in[i + 2] * scale_factors.data[i]);
     return 0;
@@ -370,16 +374,37 @@ static tg_opt_float scale_value(tg_float_list s, int i)
     return s.data ? TG_OPT_FLOAT(s.data[i]) : TG_NONE_FLOAT;
 }
 
+/* The .vec overloads: the output size from output_size or scale_factors (of x's sizes, or of
+ * input_size for a backward), then the operator with the scales. */
+typedef enum { UPS_NEAREST, UPS_NEAREST_BACKWARD, UPS_BILINEAR, UPS_BILINEAR_BACKWARD } ups_op;
+
+static tg_tensor *ups_vec(const char *op, ups_op kind, tg_tensor *x, tg_int_list output_size,
+                          tg_int_list input_size, bool align_corners, tg_float_list scale_factors)
+{
+    bool backward = kind == UPS_NEAREST_BACKWARD || kind == UPS_BILINEAR_BACKWARD;
+    int64_t o[2];
+    if (ups_vec_size(op, backward ? input_size.data : x->sizes, backward ? input_size.len : x->ndim,
+                     output_size, scale_factors, o) != 0)
+        return NULL;
+    tg_int_list os = { o, 2 };
+    tg_opt_float sh = scale_value(scale_factors, 0), sw = scale_value(scale_factors, 1);
+    switch (kind) {
+    case UPS_NEAREST: return tg_upsample_nearest2d(x, os, .scales_h = sh, .scales_w = sw);
+    case UPS_NEAREST_BACKWARD:
+        return tg_upsample_nearest2d_backward(x, os, input_size, .scales_h = sh, .scales_w = sw);
+    case UPS_BILINEAR:
+        return tg_upsample_bilinear2d(x, os, align_corners, .scales_h = sh, .scales_w = sw);
+    default:
+        return tg_upsample_bilinear2d_backward(x, os, input_size, align_corners, .scales_h = sh,
+                                               .scales_w = sw);
+    }
+}
+
 tg_tensor *tg__composite_upsample_nearest2d_vec(tg_tensor *input, tg_int_list output_size,
                                                 tg_float_list scale_factors)
 {
-    int64_t o[2];
-    if (ups_vec_size("upsample_nearest2d", input->sizes, input->ndim, output_size, scale_factors,
-                     o) != 0)
-        return NULL;
-    return tg_upsample_nearest2d(input, TG_INTS(o[0], o[1]),
-                                 .scales_h = scale_value(scale_factors, 0),
-                                 .scales_w = scale_value(scale_factors, 1));
+    return ups_vec("upsample_nearest2d", UPS_NEAREST, input, output_size, TG_NO_INTS, false,
+                   scale_factors);
 }
 
 tg_tensor *tg__composite_upsample_nearest2d_backward_vec(tg_tensor *grad_output,
@@ -387,25 +412,15 @@ tg_tensor *tg__composite_upsample_nearest2d_backward_vec(tg_tensor *grad_output,
                                                          tg_int_list input_size,
                                                          tg_float_list scale_factors)
 {
-    int64_t o[2];
-    if (ups_vec_size("upsample_nearest2d_backward", input_size.data, input_size.len, output_size,
-                     scale_factors, o) != 0)
-        return NULL;
-    return tg_upsample_nearest2d_backward(grad_output, TG_INTS(o[0], o[1]), input_size,
-                                          .scales_h = scale_value(scale_factors, 0),
-                                          .scales_w = scale_value(scale_factors, 1));
+    return ups_vec("upsample_nearest2d_backward", UPS_NEAREST_BACKWARD, grad_output, output_size,
+                   input_size, false, scale_factors);
 }
 
 tg_tensor *tg__composite_upsample_bilinear2d_vec(tg_tensor *input, tg_int_list output_size,
                                                  bool align_corners, tg_float_list scale_factors)
 {
-    int64_t o[2];
-    if (ups_vec_size("upsample_bilinear2d", input->sizes, input->ndim, output_size, scale_factors,
-                     o) != 0)
-        return NULL;
-    return tg_upsample_bilinear2d(input, TG_INTS(o[0], o[1]), align_corners,
-                                  .scales_h = scale_value(scale_factors, 0),
-                                  .scales_w = scale_value(scale_factors, 1));
+    return ups_vec("upsample_bilinear2d", UPS_BILINEAR, input, output_size, TG_NO_INTS,
+                   align_corners, scale_factors);
 }
 
 tg_tensor *tg__composite_upsample_bilinear2d_backward_vec(tg_tensor *grad_output,
@@ -414,11 +429,6 @@ tg_tensor *tg__composite_upsample_bilinear2d_backward_vec(tg_tensor *grad_output
                                                           bool align_corners,
                                                           tg_float_list scale_factors)
 {
-    int64_t o[2];
-    if (ups_vec_size("upsample_bilinear2d_backward", input_size.data, input_size.len, output_size,
-                     scale_factors, o) != 0)
-        return NULL;
-    return tg_upsample_bilinear2d_backward(grad_output, TG_INTS(o[0], o[1]), input_size,
-                                           align_corners, .scales_h = scale_value(scale_factors, 0),
-                                           .scales_w = scale_value(scale_factors, 1));
+    return ups_vec("upsample_bilinear2d_backward", UPS_BILINEAR_BACKWARD, grad_output, output_size,
+                   input_size, align_corners, scale_factors);
 }

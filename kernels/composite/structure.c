@@ -189,6 +189,19 @@ tg_tensor *tg__composite_repeat_backward(tg_tensor *grad, tg_int_list repeats,
     return r;
 }
 
+/* repeat_interleave's input, kept in P: self when dim is given, else the flattened self; its
+ * wrapped dim in *d. NULL with the error recorded. */
+static tg_tensor *ri_input(const char *op, tmp_pool *P, tg_tensor *self, tg_opt_int dim, int64_t *d)
+{
+    if (dim.has_value && self->ndim == 0)
+        return tg__error(op, "Dimension specified as %lld but tensor has no dimensions",
+                         (long long)dim.value);
+    tg_tensor *in = dim.has_value ? self : pool_keep(P, tg_flatten(self));
+    if (!in) return NULL;
+    *d = tg__wrap_dim(op, dim.has_value ? dim.value : 0, in->ndim);
+    return *d < 0 ? NULL : in;
+}
+
 /* self's elements (slices along dim; of the flattened self when dim is None) each repeated
  * `repeats` times in a row: unsqueeze(dim + 1), expand it to repeats, merge the two dims. */
 tg_tensor *tg__composite_repeat_interleave_self_int(tg_tensor *self, int64_t repeats,
@@ -196,14 +209,10 @@ tg_tensor *tg__composite_repeat_interleave_self_int(tg_tensor *self, int64_t rep
 {
     const char *op = "repeat_interleave";
     if (repeats < 0) return tg__error(op, "repeats can not be negative");
-    if (dim.has_value && self->ndim == 0)
-        return tg__error(op, "Dimension specified as %lld but tensor has no dimensions",
-                         (long long)dim.value);
     tmp_pool P = { .n = 0 };
-    tg_tensor *in = dim.has_value ? self : T(tg_flatten(self));
+    int64_t d = 0;
+    tg_tensor *in = ri_input(op, &P, self, dim, &d);
     if (!in) return pool_finish(&P, NULL);
-    int64_t d = tg__wrap_dim(op, dim.has_value ? dim.value : 0, in->ndim);
-    if (d < 0) return pool_finish(&P, NULL);
     if (in->ndim >= TG_MAX_DIMS) {
         pool_finish(&P, NULL);
         return tg__error(op, "at most %d dims are supported", TG_MAX_DIMS - 1);
@@ -235,14 +244,10 @@ tg_tensor *tg__composite_repeat_interleave_self_tensor(tg_tensor *self, tg_tenso
                                                        tg_opt_int dim, tg_opt_int output_size)
 {
     const char *op = "repeat_interleave";
-    if (dim.has_value && self->ndim == 0)
-        return tg__error(op, "Dimension specified as %lld but tensor has no dimensions",
-                         (long long)dim.value);
     tmp_pool P = { .n = 0 };
-    tg_tensor *in = dim.has_value ? self : T(tg_flatten(self));
+    int64_t d = 0;
+    tg_tensor *in = ri_input(op, &P, self, dim, &d);
     if (!in) return pool_finish(&P, NULL);
-    int64_t d = tg__wrap_dim(op, dim.has_value ? dim.value : 0, in->ndim);
-    if (d < 0) return pool_finish(&P, NULL);
     int64_t n = in->sizes[d];
     bool one = repeats->ndim == 0 || (repeats->ndim == 1 && repeats->sizes[0] == 1);
     if (!one && repeats->ndim != 1) {

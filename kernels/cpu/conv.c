@@ -139,6 +139,7 @@ typedef struct conv_job {
     const char *im, *w, *col, *bias; /* inputs (bias may be NULL) */
     char *out;                       /* to_col: col side; to_im: im side; weight: partials */
     int64_t K, L, P;                 /* column rows, columns, image plane (iD*iH*iW) */
+    int64_t icg, ocg;                /* channels per group: image side, column side */
     int64_t parts;                   /* weight: sample parts */
     bool failed;                     /* a task could not allocate its buffer */
 } conv_job;
@@ -170,32 +171,48 @@ static bool column_buffer(conv_job *j, char **buf)
     return !j->failed;
 }
 
+/* Byte offsets of sample n, group gr's image block (icg channels of P) and column block (ocg
+ * rows of L), and of group gr's weights (ocg rows of K). */
+static int64_t im_offset(const conv_job *j, int64_t n, int64_t gr)
+{
+    return ((n * j->g->im_c + gr * j->icg) * j->P) * (int64_t)j->es;
+}
+static int64_t col_offset(const conv_job *j, int64_t n, int64_t gr)
+{
+    return ((n * j->g->col_c + gr * j->ocg) * j->L) * (int64_t)j->es;
+}
+static int64_t w_offset(const conv_job *j, int64_t gr)
+{
+    return gr * j->ocg * j->K * (int64_t)j->es;
+}
+
+/* The column matrix of one group's image: the image itself for a 1x1 convolution (no buffer,
+ * see column_buffer), else its im2col in buf. */
+static const char *columns_of(const conv_job *j, const char *im, char *buf)
+{
+    if (!buf) return im;
+    im2col(j->dt, im, buf, j->g, j->icg);
+    return buf;
+}
+
 /* Samples [b, e): col_out[n] = bias + W . im2col(im[n]). */
 static void to_col_task(int64_t b, int64_t e, void *ctx)
 {
     conv_job *j = ctx;
-    const tg__conv_geom *g = j->g;
-    bool direct = tg__conv_is_pointwise(g);
     char *buf;
     if (!column_buffer(j, &buf)) return;
-    int64_t icg = g->im_c / g->groups, ocg = g->col_c / g->groups;
+    int64_t ocg = j->ocg;
     for (int64_t n = b; n < e; n++)
-        for (int64_t gr = 0; gr < g->groups; gr++) {
-            const char *im = j->im + ((n * g->im_c + gr * icg) * j->P) * (int64_t)j->es;
-            char *out = j->out + ((n * g->col_c + gr * ocg) * j->L) * (int64_t)j->es;
-            const char *w = j->w + gr * ocg * j->K * (int64_t)j->es;
-            const char *cols = im;
-            if (!direct) {
-                im2col(j->dt, im, buf, g, icg);
-                cols = buf;
-            }
+        for (int64_t gr = 0; gr < j->g->groups; gr++) {
+            const char *cols = columns_of(j, j->im + im_offset(j, n, gr), buf);
+            char *out = j->out + col_offset(j, n, gr);
             /* out = W . cols, onto the bias when there is one */
             if (j->bias || !j->K)
                 fill_bias(j->dt, j->bias ? j->bias + gr * ocg * (int64_t)j->es : NULL, out, ocg,
                           j->L);
             if (j->K)
-                gemm(j->dt, false, false, ocg, j->L, j->K, w, j->K, cols, j->L, j->bias ? 1.0 : 0.0,
-                     out, j->L);
+                gemm(j->dt, false, false, ocg, j->L, j->K, j->w + w_offset(j, gr), j->K, cols, j->L,
+                     j->bias ? 1.0 : 0.0, out, j->L);
         }
     free(buf);
 }
@@ -204,25 +221,23 @@ static void to_col_task(int64_t b, int64_t e, void *ctx)
 static void to_im_task(int64_t b, int64_t e, void *ctx)
 {
     conv_job *j = ctx;
-    const tg__conv_geom *g = j->g;
-    bool direct = tg__conv_is_pointwise(g);
     char *buf;
     if (!column_buffer(j, &buf)) return;
-    int64_t icg = g->im_c / g->groups, ocg = g->col_c / g->groups;
+    int64_t icg = j->icg, ocg = j->ocg;
     for (int64_t n = b; n < e; n++)
-        for (int64_t gr = 0; gr < g->groups; gr++) {
-            char *im = j->out + ((n * g->im_c + gr * icg) * j->P) * (int64_t)j->es;
-            const char *col = j->col + ((n * g->col_c + gr * ocg) * j->L) * (int64_t)j->es;
-            const char *w = j->w + gr * ocg * j->K * (int64_t)j->es;
+        for (int64_t gr = 0; gr < j->g->groups; gr++) {
+            char *im = j->out + im_offset(j, n, gr);
+            const char *col = j->col + col_offset(j, n, gr);
+            const char *w = j->w + w_offset(j, gr);
             fill_bias(j->dt, j->bias ? j->bias + gr * icg * (int64_t)j->es : NULL, im, icg, j->P);
-            if (direct) { /* the column matrix is the image: accumulate straight into it */
+            if (!buf) { /* 1x1: the column matrix is the image: accumulate straight into it */
                 if (ocg)
                     gemm(j->dt, true, false, j->K, j->L, ocg, w, j->K, col, j->L, 1.0, im, j->L);
                 continue;
             }
             if (ocg) gemm(j->dt, true, false, j->K, j->L, ocg, w, j->K, col, j->L, 0.0, buf, j->L);
             else memset(buf, 0, (size_t)(j->K * j->L) * j->es);
-            col2im(j->dt, buf, im, g, icg);
+            col2im(j->dt, buf, im, j->g, icg);
         }
     free(buf);
 }
@@ -232,26 +247,17 @@ static void weight_task(int64_t b, int64_t e, void *ctx)
 {
     conv_job *j = ctx;
     const tg__conv_geom *g = j->g;
-    bool direct = tg__conv_is_pointwise(g);
     char *buf;
     if (!column_buffer(j, &buf)) return;
-    int64_t icg = g->im_c / g->groups, ocg = g->col_c / g->groups;
     int64_t wsize = g->col_c * j->K;
     for (int64_t p = b; p < e; p++) {
         char *part = j->out + p * wsize * (int64_t)j->es;
         memset(part, 0, (size_t)wsize * j->es);
         for (int64_t n = p * g->n / j->parts; n < (p + 1) * g->n / j->parts; n++)
-            for (int64_t gr = 0; gr < g->groups; gr++) {
-                const char *im = j->im + ((n * g->im_c + gr * icg) * j->P) * (int64_t)j->es;
-                const char *col = j->col + ((n * g->col_c + gr * ocg) * j->L) * (int64_t)j->es;
-                const char *cols = im;
-                if (!direct) {
-                    im2col(j->dt, im, buf, g, icg);
-                    cols = buf;
-                }
-                gemm(j->dt, false, true, ocg, j->K, j->L, col, j->L, cols, j->L, 1.0,
-                     part + gr * ocg * j->K * (int64_t)j->es, j->K);
-            }
+            for (int64_t gr = 0; gr < g->groups; gr++)
+                gemm(j->dt, false, true, j->ocg, j->K, j->L, j->col + col_offset(j, n, gr), j->L,
+                     columns_of(j, j->im + im_offset(j, n, gr), buf), j->L, 1.0,
+                     part + w_offset(j, gr), j->K);
     }
     free(buf);
 }
@@ -262,6 +268,8 @@ static conv_job job_of(const tg__conv_geom *g, tg_dtype dt)
     j.K = tg__conv_col_rows(g);
     j.L = tg__conv_prod3(g->col_sp);
     j.P = tg__conv_prod3(g->im_sp);
+    j.icg = g->im_c / g->groups;
+    j.ocg = g->col_c / g->groups;
     return j;
 }
 

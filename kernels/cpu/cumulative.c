@@ -35,6 +35,22 @@ typedef struct cum_job {
     size_t xe, ye;                      /* element sizes */
 } cum_job;
 
+/* One step k of a typed scan over m contiguous inner positions: y = (acc op= x), float64 in
+ * double (f64) or the int64 scan in unsigned arithmetic (wraps, no UB). Instantiated with f64
+ * constant. */
+TG_ALWAYS_INLINE void scan_step(bool f64, bool prod, const char *x, char *y, void *acc, int64_t m)
+{
+    for (int64_t i = 0; i < m; i++) {
+        if (f64) {
+            double *a = acc, v = ((const double *)x)[i];
+            ((double *)y)[i] = a[i] = prod ? a[i] * v : a[i] + v;
+        } else {
+            uint64_t *a = acc, v = ((const uint64_t *)x)[i];
+            ((uint64_t *)y)[i] = a[i] = prod ? a[i] * v : a[i] + v;
+        }
+    }
+}
+
 /* Float scan of one item: a double accumulator per inner position (typed loop for the
  * contiguous float32/float64 cases, converting loads otherwise). */
 static void cum_item_f64(const cum_job *j, const char *x, char *y, int64_t m)
@@ -74,12 +90,7 @@ static void cum_item_f64(const cum_job *j, const char *x, char *y, int64_t m)
             else
                 for (int64_t i = 0; i < m; i++) yf[i] = (float)(acc[i] += (double)xf[i]);
         } else if (typed && j->rt == TG_FLOAT64) {
-            const double *xd = (const double *)xr;
-            double *yd = (double *)yr;
-            if (j->prod)
-                for (int64_t i = 0; i < m; i++) yd[i] = (acc[i] *= xd[i]);
-            else
-                for (int64_t i = 0; i < m; i++) yd[i] = (acc[i] += xd[i]);
+            scan_step(true, j->prod, xr, yr, acc, m);
         } else {
             for (int64_t i = 0; i < m; i++) {
                 /* self.to(result dtype) first, as PyTorch converts before scanning */
@@ -104,12 +115,7 @@ static void cum_item_i64(const cum_job *j, const char *x, char *y, int64_t m)
         const char *xr = x + k * j->xs_dim * (int64_t)j->xe;
         char *yr = y + k * j->ys_dim * (int64_t)j->ye;
         if (typed) {
-            const uint64_t *xi = (const uint64_t *)xr;
-            uint64_t *yi = (uint64_t *)yr;
-            if (j->prod)
-                for (int64_t i = 0; i < m; i++) yi[i] = (acc[i] *= xi[i]);
-            else
-                for (int64_t i = 0; i < m; i++) yi[i] = (acc[i] += xi[i]);
+            scan_step(false, j->prod, xr, yr, acc, m);
             continue;
         }
         for (int64_t i = 0; i < m; i++) {

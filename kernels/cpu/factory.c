@@ -22,15 +22,10 @@ static inline char *elem_ptr(const tg_tensor *t, int64_t i)
 
 /* ------------------------------------------------------------------ fill_ */
 
-typedef struct fill_ctx {
-    unsigned char bytes[8];
-    int64_t size;
-} fill_ctx;
-
 /* data[0] = destination; one element's bytes repeated. */
 static void fill_loop(char **data, const int64_t *strides, int64_t n, void *vctx)
 {
-    const fill_ctx *c = vctx;
+    const tg_k_elem *c = vctx;
     char *d = data[0];
     const int64_t s = strides[0];
     switch (c->size) {
@@ -64,7 +59,7 @@ static void fill_loop(char **data, const int64_t *strides, int64_t n, void *vctx
 tg_tensor *tg__cpu_fill_(tg_tensor *self, double value)
 {
     if (tg__pw_check_scalar("fill_", value, self->dtype) != 0) return NULL;
-    fill_ctx ctx = { .size = (int64_t)tg_dtype_size(self->dtype) };
+    tg_k_elem ctx = { .size = tg_dtype_size(self->dtype) };
     tg__pw_store_f64((char *)ctx.bytes, self->dtype, value);
     tg_iter it;
     tg_tensor *outs[1] = { self };

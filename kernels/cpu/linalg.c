@@ -219,24 +219,25 @@ tg_tensor *tg__cpu_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     int64_t shape[2] = { self->sizes[0], mat2->sizes[1] };
     tg_tensor *res = tg__k_prepare_out("mm", out, shape, 2, self->dtype);
     if (!res) return NULL;
-    if (gemm("mm", self->dtype, self->sizes[1], 1.0, mat_of(self, 0), mat_of(mat2, 0), 0.0,
-             mat_of(res, 0)) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    int rc = gemm("mm", self->dtype, self->sizes[1], 1.0, mat_of(self, 0), mat_of(mat2, 0), 0.0,
+                  mat_of(res, 0));
+    return tg__k_result_out(rc == 0, res, out != NULL);
 }
 
-typedef struct bmm_job {
+/* One gemm per batch of a (b, n, m) @ (b, m, p) product into c (b, n, p): bmm and baddbmm. A
+ * failed gemm sets rc. */
+typedef struct bgemm_job {
+    const char *op;
     tg_dtype dt;
     tg_tensor *a, *b, *c;
     int64_t K;
-} bmm_job;
+    double alpha, beta;
+    int rc;
+} bgemm_job;
 
-static void bmm_task(int64_t lo, int64_t hi, void *ctx)
+static void bgemm_task(int64_t lo, int64_t hi, void *ctx)
 {
-    bmm_job *j = ctx;
+    bgemm_job *j = ctx;
     size_t e = tg_dtype_size(j->dt);
     mat A = mat_of(j->a, 1), B = mat_of(j->b, 1), C = mat_of(j->c, 1);
     for (int64_t i = lo; i < hi; i++) {
@@ -244,8 +245,18 @@ static void bmm_task(int64_t lo, int64_t hi, void *ctx)
         Ai.p += i * j->a->strides[0] * (int64_t)e;
         Bi.p += i * j->b->strides[0] * (int64_t)e;
         Ci.p += i * j->c->strides[0] * (int64_t)e;
-        gemm("bmm", j->dt, j->K, 1.0, Ai, Bi, 0.0, Ci);
+        if (gemm(j->op, j->dt, j->K, j->alpha, Ai, Bi, j->beta, Ci) != 0) j->rc = -1;
     }
+}
+
+/* Runs j's shape[0] batches: in parallel when the matrices are too small for BLAS's own
+ * threading to pay off. Returns j->rc. */
+static int run_batches(bgemm_job *j, const int64_t shape[3])
+{
+    int64_t work = shape[1] * shape[2] * (j->K > 0 ? j->K : 1);
+    bool small = work <= 128 * 128 * 128;
+    tg__parallel_for(shape[0], small ? 1 : shape[0] + 1, bgemm_task, j);
+    return j->rc;
 }
 
 /* self is (b, n, m), mat2 is (b, m, p), out is (b, n, p). One gemm per batch (OpenBLAS 0.3.21
@@ -258,10 +269,8 @@ tg_tensor *tg__cpu_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tensor *out)
     int64_t shape[3] = { self->sizes[0], self->sizes[1], mat2->sizes[2] };
     tg_tensor *res = tg__k_prepare_out("bmm", out, shape, 3, self->dtype);
     if (!res) return NULL;
-    bmm_job j = { self->dtype, self, mat2, res, self->sizes[2] };
-    int64_t work = shape[1] * shape[2] * (j.K > 0 ? j.K : 1);
-    bool small = work <= 128 * 128 * 128;
-    tg__parallel_for(shape[0], small ? 1 : shape[0] + 1, bmm_task, &j);
+    bgemm_job j = { "bmm", self->dtype, self, mat2, res, self->sizes[2], 1.0, 0.0, 0 };
+    (void)run_batches(&j, shape); /* bmm keeps its result when a gemm fails (error recorded) */
     if (out) tg__bump_version(res);
     return res;
 }
@@ -302,35 +311,9 @@ tg_tensor *tg__cpu_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, 
     if (!res) return NULL;
     mat C = mat_of(res, 0);
     if (!inplace && beta != 0) copy_broadcast(C, self, tg_dtype_size(self->dtype));
-    if (gemm("addmm", mat1->dtype, mat1->sizes[1], alpha, mat_of(mat1, 0), mat_of(mat2, 0), beta,
-             C) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
-}
-
-typedef struct baddbmm_job {
-    tg_dtype dt;
-    tg_tensor *a, *b, *c;
-    int64_t K;
-    double alpha, beta;
-    int rc;
-} baddbmm_job;
-
-static void baddbmm_task(int64_t lo, int64_t hi, void *ctx)
-{
-    baddbmm_job *j = ctx;
-    size_t e = tg_dtype_size(j->dt);
-    mat A = mat_of(j->a, 1), B = mat_of(j->b, 1), C = mat_of(j->c, 1);
-    for (int64_t i = lo; i < hi; i++) {
-        mat Ai = A, Bi = B, Ci = C;
-        Ai.p += i * j->a->strides[0] * (int64_t)e;
-        Bi.p += i * j->b->strides[0] * (int64_t)e;
-        Ci.p += i * j->c->strides[0] * (int64_t)e;
-        if (gemm("baddbmm", j->dt, j->K, j->alpha, Ai, Bi, j->beta, Ci) != 0) j->rc = -1;
-    }
+    int rc = gemm("addmm", mat1->dtype, mat1->sizes[1], alpha, mat_of(mat1, 0), mat_of(mat2, 0),
+                  beta, C);
+    return tg__k_result_out(rc == 0, res, out != NULL);
 }
 
 /* self broadcasts to (b, n, p), batch1 is (b, n, m), batch2 is (b, m, p), out is (b, n, p):
@@ -350,11 +333,10 @@ tg_tensor *tg__cpu_baddbmm_out(tg_tensor *self, tg_tensor *batch1, tg_tensor *ba
         tg_release(res);
         return NULL;
     }
-    baddbmm_job j = { batch1->dtype, batch1, batch2, res, batch1->sizes[2], alpha, beta, 0 };
-    int64_t work = shape[1] * shape[2] * (j.K > 0 ? j.K : 1);
-    bool small = work <= 128 * 128 * 128;
-    tg__parallel_for(shape[0], small ? 1 : shape[0] + 1, baddbmm_task, &j);
-    if (j.rc != 0) {
+    bgemm_job j = {
+        "baddbmm", batch1->dtype, batch1, batch2, res, batch1->sizes[2], alpha, beta, 0
+    };
+    if (run_batches(&j, shape) != 0) {
         if (!tg__has_error()) tg__error("baddbmm", "out of memory");
         tg_release(res);
         return NULL;

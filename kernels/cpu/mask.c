@@ -19,18 +19,13 @@
 
 /* ------------------------------------------------------------------ masked_fill_ */
 
-typedef struct fill_ctx {
-    unsigned char value[16];
-    size_t esize;
-} fill_ctx;
-
 /* data[0] self (written), data[1] the bool mask. */
 static void masked_fill_loop(char **data, const int64_t *strides, int64_t n, void *ctx)
 {
-    const fill_ctx *c = ctx;
-    if (c->esize == 4 && strides[0] == 4 && strides[1] == 1) { /* float32/int32 contiguous */
+    const tg_k_elem *c = ctx;
+    if (c->size == 4 && strides[0] == 4 && strides[1] == 1) { /* float32/int32 contiguous */
         float v;
-        memcpy(&v, c->value, 4);
+        memcpy(&v, c->bytes, 4);
         float *o = (float *)data[0];
         const unsigned char *m = (const unsigned char *)data[1];
         for (int64_t i = 0; i < n; i++)
@@ -39,16 +34,16 @@ static void masked_fill_loop(char **data, const int64_t *strides, int64_t n, voi
     }
     for (int64_t i = 0; i < n; i++)
         if (*(const unsigned char *)(data[1] + i * strides[1]))
-            memcpy(data[0] + i * strides[0], c->value, c->esize);
+            memcpy(data[0] + i * strides[0], c->bytes, c->size);
 }
 
 static tg_tensor *masked_fill_impl(tg_tensor *self, tg_tensor *mask, double value)
 {
     tg_iter it;
     if (tg__masked_fill_iter_build(&it, self, mask) != 0) return NULL;
-    fill_ctx c;
-    tg__masked_fill_value_bytes(c.value, self->dtype, value);
-    c.esize = tg_dtype_size(self->dtype);
+    tg_k_elem c;
+    tg__masked_fill_value_bytes(c.bytes, self->dtype, value);
+    c.size = tg_dtype_size(self->dtype);
     tg__iter_for_each(&it, masked_fill_loop, &c);
     tg_tensor *r = tg__iter_finish(&it, 0);
     if (r) tg__bump_version(r);

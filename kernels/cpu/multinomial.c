@@ -87,9 +87,5 @@ tg_tensor *tg__cpu_multinomial_out(tg_tensor *self, int64_t num_samples, bool re
     free(w);
     free(u);
     free(idx);
-    if (rc != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    return res;
+    return tg__k_result(rc == 0, res);
 }

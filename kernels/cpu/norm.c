@@ -457,24 +457,8 @@ static void linear_indices(int64_t *i0, int64_t *i1, double *l1, int64_t in, int
                            bool align_corners, tg_opt_float s, bool f32)
 {
     double scale = tg__ups_linear_scale(in, out, align_corners, s);
-    for (int64_t i = 0; i < out; i++) {
-        double real;
-        if (f32) {
-            float fs = (float)scale;
-            float r = align_corners ? fs * (float)i : fs * ((float)i + 0.5f) - 0.5f;
-            real = r < 0 ? 0 : r;
-        } else {
-            double r = align_corners ? scale * (double)i : scale * ((double)i + 0.5) - 0.5;
-            real = r < 0 ? 0 : r;
-        }
-        int64_t a = (int64_t)real; /* guard_index_and_lambda: scales may reach past the end */
-        if (a > in - 1) a = in - 1;
-        i0[i] = a;
-        i1[i] = a + (a < in - 1 ? 1 : 0);
-        double l = real - (double)a;
-        l1[i] = l < 0 ? 0 : (l > 1 ? 1 : l);
-        if (f32) l1[i] = (float)l1[i];
-    }
+    for (int64_t i = 0; i < out; i++)
+        tg__ups_linear_index(i, in, scale, align_corners, f32, &i0[i], &i1[i], &l1[i]);
 }
 
 static tg_tensor *upsample_fwd(const char *op, const char *kname, tg_tensor *self,

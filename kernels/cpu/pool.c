@@ -553,12 +553,7 @@ static tg_tensors2 run_forward(const char *op, tg_tensor *self, const tg_pool2d 
         for_planes(&job, work);
     }
     tg_release(x);
-    r.r0 = convert(op, r.r0, self->dtype);
-    if (!r.r0) {
-        tg_release(r.r1);
-        r.r1 = NULL;
-    }
-    return r;
+    return tg__k_convert_first(op, r, self->dtype, convert);
 }
 
 /* Runs a backward job: grad_input of self's shape (each plane zeroed by the thread that fills

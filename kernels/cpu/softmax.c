@@ -155,37 +155,49 @@ typedef struct smb_job {
     tg_dtype dt; /* float32 or float64 */
 } smb_job;
 
+/* Element i of a float32 (f32) or float64 array, as a double. */
+TG_ALWAYS_INLINE double smb_load(const char *p, int64_t i, bool f32)
+{
+    return f32 ? (double)((const float *)p)[i] : ((const double *)p)[i];
+}
+
+/* A slice's sum, in double for both dtypes: of grad (log_softmax) or of grad * output
+ * (softmax). Elements k * inner (k < n) from base offset `off`. */
+TG_ALWAYS_INLINE double smb_sum(const smb_job *j, int64_t off, bool f32)
+{
+    const int64_t s = j->inner;
+    double acc = 0;
+    for (int64_t k = 0; k < j->n; k++) {
+        double g = smb_load(j->g, off + k * s, f32);
+        acc += j->log ? g : g * smb_load(j->y, off + k * s, f32);
+    }
+    return acc;
+}
+
 /* One slice: elements k * inner (k < n) from base offset `off`. */
 static void smb_slice_f64(const smb_job *j, int64_t off)
 {
     const double *g = (const double *)j->g + off, *y = (const double *)j->y + off;
     double *o = (double *)j->out + off;
     int64_t s = j->inner;
-    double acc = 0;
-    if (j->log) {
-        for (int64_t k = 0; k < j->n; k++) acc += g[k * s];
+    double acc = smb_sum(j, off, false);
+    if (j->log)
         for (int64_t k = 0; k < j->n; k++) o[k * s] = g[k * s] - exp(y[k * s]) * acc;
-    } else {
-        for (int64_t k = 0; k < j->n; k++) acc += g[k * s] * y[k * s];
+    else
         for (int64_t k = 0; k < j->n; k++) o[k * s] = y[k * s] * (g[k * s] - acc);
-    }
 }
 
+/* The float32 slice: the sum in double, the rest in float. */
 static void smb_slice_f32(const smb_job *j, int64_t off)
 {
     const float *g = (const float *)j->g + off, *y = (const float *)j->y + off;
     float *o = (float *)j->out + off;
     int64_t s = j->inner;
-    double acc = 0;
-    if (j->log) {
-        for (int64_t k = 0; k < j->n; k++) acc += g[k * s];
-        float a = (float)acc;
+    float a = (float)smb_sum(j, off, true);
+    if (j->log)
         for (int64_t k = 0; k < j->n; k++) o[k * s] = g[k * s] - expf(y[k * s]) * a;
-    } else {
-        for (int64_t k = 0; k < j->n; k++) acc += (double)g[k * s] * y[k * s];
-        float a = (float)acc;
+    else
         for (int64_t k = 0; k < j->n; k++) o[k * s] = y[k * s] * (g[k * s] - a);
-    }
 }
 
 static void smb_range(int64_t b, int64_t e, void *ctx)

@@ -61,6 +61,17 @@ static tg_tensor *upload(const char *op, const tg_adv_plan *pl, tg_device dev, c
     return d;
 }
 
+/* The start of a launch: makes dev current (its stream in *st) and uploads pl's offsets into
+ * *off (the caller releases it). 0, or -1 with the error recorded. */
+static int begin_offsets(const char *op, const tg_adv_plan *pl, tg_device dev, cudaStream_t *st,
+                         tg_tensor **off)
+{
+    int rc;
+    *st = tg__cuda_select_stream(op, dev, &rc);
+    *off = rc ? NULL : upload(op, pl, dev, *st);
+    return *off ? 0 : -1;
+}
+
 template <class T>
 static void launch_gather(const tg_adv_plan *pl, const int64_t *off, const void *self, void *out,
                           cudaStream_t st)
@@ -91,25 +102,21 @@ extern "C" tg_tensor *tg__cuda_index(tg_tensor *self, tg_tensor_list indices)
     tg_tensor *r = tg__empty(op, pl.sizes, pl.ndim, self->dtype, self->device);
     tg_tensor *off = NULL;
     int rc = r ? 0 : -1;
-    if (r && tg__numel(r) > 0) {
-        cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-        off = rc ? NULL : upload(op, &pl, self->device, st);
-        rc = -1;
-        if (off) {
-            const int64_t *o = (const int64_t *)tg__k_data(off);
-            size_t es = tg_dtype_size(self->dtype);
-            void *s = tg__k_data(self), *d = tg__k_data(r);
-            if (es == 1) launch_gather<uint8_t>(&pl, o, s, d, st);
-            else if (es == 2) launch_gather<uint16_t>(&pl, o, s, d, st);
-            else if (es == 4) launch_gather<uint32_t>(&pl, o, s, d, st);
-            else if (es == 8) launch_gather<unsigned long long>(&pl, o, s, d, st);
-            else {
-                tg__error(op, "\"index\" not implemented for '%s'",
+    cudaStream_t st;
+    if (r && tg__numel(r) > 0 && (rc = begin_offsets(op, &pl, self->device, &st, &off)) == 0) {
+        const int64_t *o = (const int64_t *)tg__k_data(off);
+        size_t es = tg_dtype_size(self->dtype);
+        void *s = tg__k_data(self), *d = tg__k_data(r);
+        if (es == 1) launch_gather<uint8_t>(&pl, o, s, d, st);
+        else if (es == 2) launch_gather<uint16_t>(&pl, o, s, d, st);
+        else if (es == 4) launch_gather<uint32_t>(&pl, o, s, d, st);
+        else if (es == 8) launch_gather<unsigned long long>(&pl, o, s, d, st);
+        else {
+            rc = tg__fail(op, "\"index\" not implemented for '%s'",
                           tg__dtype_torch_name(self->dtype));
-                goto done;
-            }
-            rc = tg__cuda_launch_ok(op);
+            goto done;
         }
+        rc = tg__cuda_launch_ok(op);
     }
 done:
     tg_release(off);
@@ -131,35 +138,30 @@ extern "C" tg_tensor *tg__cuda_index_put_(tg_tensor *self, tg_tensor_list indice
     tg_tensor *v = tg__adv_values(op, self, values, &pl);
     tg_tensor *off = NULL;
     int rc = v ? 0 : -1;
-    if (v && tg__numel(v) > 0) {
-        cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-        off = rc ? NULL : upload(op, &pl, self->device, st);
-        rc = -1;
-        if (off) {
-            const int64_t *o = (const int64_t *)tg__k_data(off);
-            void *s = tg__k_data(self);
-            const void *x = tg__k_data(v);
-            size_t es = tg_dtype_size(self->dtype);
-            if (!accumulate && es == 1) launch_put<uint8_t>(&pl, o, s, x, false, st);
-            else if (!accumulate && es == 2) launch_put<uint16_t>(&pl, o, s, x, false, st);
-            else if (!accumulate && es == 4) launch_put<uint32_t>(&pl, o, s, x, false, st);
-            else if (!accumulate && es == 8)
-                launch_put<unsigned long long>(&pl, o, s, x, false, st);
-            else switch (self->dtype) {
-                case TG_FLOAT32: launch_put<float>(&pl, o, s, x, true, st); break;
-                case TG_FLOAT64: launch_put<double>(&pl, o, s, x, true, st); break;
-                case TG_INT64: launch_put<int64_t>(&pl, o, s, x, true, st); break;
-                case TG_INT32: launch_put<int32_t>(&pl, o, s, x, true, st); break;
-                case TG_INT16: launch_put<int16_t>(&pl, o, s, x, true, st); break;
-                case TG_INT8: launch_put<int8_t>(&pl, o, s, x, true, st); break;
-                case TG_UINT8: launch_put<uint8_t>(&pl, o, s, x, true, st); break;
-                default: /* float16, bfloat16, and any non-accumulating odd size */
-                    tg__error(op, "\"index_put_\" not implemented for '%s'",
+    cudaStream_t st;
+    if (v && tg__numel(v) > 0 && (rc = begin_offsets(op, &pl, self->device, &st, &off)) == 0) {
+        const int64_t *o = (const int64_t *)tg__k_data(off);
+        void *s = tg__k_data(self);
+        const void *x = tg__k_data(v);
+        size_t es = tg_dtype_size(self->dtype);
+        if (!accumulate && es == 1) launch_put<uint8_t>(&pl, o, s, x, false, st);
+        else if (!accumulate && es == 2) launch_put<uint16_t>(&pl, o, s, x, false, st);
+        else if (!accumulate && es == 4) launch_put<uint32_t>(&pl, o, s, x, false, st);
+        else if (!accumulate && es == 8) launch_put<unsigned long long>(&pl, o, s, x, false, st);
+        else switch (self->dtype) {
+            case TG_FLOAT32: launch_put<float>(&pl, o, s, x, true, st); break;
+            case TG_FLOAT64: launch_put<double>(&pl, o, s, x, true, st); break;
+            case TG_INT64: launch_put<int64_t>(&pl, o, s, x, true, st); break;
+            case TG_INT32: launch_put<int32_t>(&pl, o, s, x, true, st); break;
+            case TG_INT16: launch_put<int16_t>(&pl, o, s, x, true, st); break;
+            case TG_INT8: launch_put<int8_t>(&pl, o, s, x, true, st); break;
+            case TG_UINT8: launch_put<uint8_t>(&pl, o, s, x, true, st); break;
+            default: /* float16, bfloat16, and any non-accumulating odd size */
+                rc = tg__fail(op, "\"index_put_\" not implemented for '%s'",
                               tg__dtype_torch_name(self->dtype));
-                    goto done;
-                }
-            rc = tg__cuda_launch_ok(op);
-        }
+                goto done;
+            }
+        rc = tg__cuda_launch_ok(op);
     }
 done:
     if (rc == 0) tg__bump_version(self);

@@ -87,12 +87,7 @@ static tg_tensor *cum_common(const char *op, bool prod, tg_tensor *self, int64_t
     cum_kernel<<<tg__cuda_blocks(nslices, TG_CUDA_THREADS), TG_CUDA_THREADS, 0, st>>>(
         tg__k_data(self), xs, self->dtype, tg__k_data(res), ys, rt, tg_dtype_is_floating(rt),
         tg_dtype_is_floating(self->dtype), prod, nslices);
-    if (tg__cuda_launch_ok(op) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    return tg__k_result_out(tg__cuda_launch_ok(op) == 0, res, out != NULL);
 }
 
 extern "C" tg_tensor *tg__cuda_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype dtype,

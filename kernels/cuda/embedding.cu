@@ -180,6 +180,17 @@ static void launch_scatter(const tg_tensor *g, const tg_tensor *idx, tg_tensor *
         (const T *)tg__k_data(g), ip, (T *)tg__k_data(out), n, d, rows, padding_idx, counts, bad);
 }
 
+/* launch_scatter with the index type of idx (int64 or int32). */
+template <class T>
+static void launch_scatter_idx(const tg_tensor *g, const tg_tensor *idx, tg_tensor *out, int64_t n,
+                               int64_t d, int64_t rows, int64_t padding_idx, int *counts, int *bad,
+                               cudaStream_t st)
+{
+    if (idx->dtype == TG_INT64)
+        launch_scatter<T, int64_t>(g, idx, out, n, d, rows, padding_idx, counts, bad, st);
+    else launch_scatter<T, int32_t>(g, idx, out, n, d, rows, padding_idx, counts, bad, st);
+}
+
 extern "C" tg_tensor *tg__cuda_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices,
                                                         int64_t num_weights, int64_t padding_idx,
                                                         bool scale_grad_by_freq)
@@ -205,23 +216,12 @@ extern "C" tg_tensor *tg__cuda_embedding_dense_backward(tg_tensor *grad_output, 
                                              (size_t)tg__numel(out) * tg_dtype_size(dt), st)) == 0;
     if (ok && n > 0) {
         int *bad = (int *)tg__k_data(flag), *counts = cnt ? (int *)tg__k_data(cnt) : NULL;
-        bool i64 = indices->dtype == TG_INT64;
         if (d == 0) launch_bounds(idx, n, num_weights, bad, st);
-        else if (dt == TG_FLOAT32) {
-            if (i64)
-                launch_scatter<float, int64_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
-                                               bad, st);
-            else
-                launch_scatter<float, int32_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
-                                               bad, st);
-        } else {
-            if (i64)
-                launch_scatter<double, int64_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
-                                                bad, st);
-            else
-                launch_scatter<double, int32_t>(g, idx, out, n, d, num_weights, padding_idx, counts,
-                                                bad, st);
-        }
+        else if (dt == TG_FLOAT32)
+            launch_scatter_idx<float>(g, idx, out, n, d, num_weights, padding_idx, counts, bad, st);
+        else
+            launch_scatter_idx<double>(g, idx, out, n, d, num_weights, padding_idx, counts, bad,
+                                       st);
         ok = tg__cuda_launch_ok(op) == 0 && check_flag(op, flag, st) == 0;
     }
     tg_release(g);

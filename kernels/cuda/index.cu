@@ -75,44 +75,38 @@ template <class T, bool FLOOR> __global__ void divide_kernel(T *w, const T *c, i
 {
     for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
         T q = c[i] == 0 ? (T)1 : c[i];
-        w[i] = w[i] / q;
-    }
-}
-template <class T> __global__ void floor_divide_kernel(T *w, const T *c, int64_t n)
-{
-    for (int64_t i = tg__cuda_thread_index(); i < n; i += tg__cuda_thread_count()) {
-        T q = c[i] == 0 ? (T)1 : c[i];
         T v = w[i] / q;
-        if ((w[i] % q != 0) && ((w[i] < 0) != (q < 0))) v = v - 1;
+        if constexpr (FLOOR) {
+            if ((w[i] % q != 0) && ((w[i] < 0) != (q < 0))) v = v - 1;
+        }
         w[i] = v;
     }
 }
 
+template <class T, bool FLOOR>
+static void launch_divide(void *w, const void *c, int64_t n, unsigned b, cudaStream_t st)
+{
+    divide_kernel<T, FLOOR><<<b, THREADS, 0, st>>>((T *)w, (const T *)c, n);
+}
+
+/* scatter_kernel with reduction R (0 none, 1 sum, 2 prod, 3 amax, 4 amin). */
+template <class T, int R>
+static void launch_scatter_red(const tg_index_exec *x, int64_t units, cudaStream_t st)
+{
+    scatter_kernel<T, R><<<tg__cuda_blocks(units, THREADS), THREADS, 0, st>>>(
+        *x->p, x->idx, (T *)x->self, (const T *)x->other, (T)x->alpha, units);
+}
+
 template <class T> static void launch_scatter(const tg_index_exec *x, cudaStream_t st)
 {
-    const tg_index_plan &p = *x->p;
-    int64_t units = p.lines * p.k;
-    unsigned blocks = tg__cuda_blocks(units, THREADS);
-    T *self = (T *)x->self;
-    const T *other = (const T *)x->other;
-    T a = (T)x->alpha;
+    int64_t units = x->p->lines * x->p->k;
     switch (x->red) {
-    case TG_IDX_NONE:
-        scatter_kernel<T, 0><<<blocks, THREADS, 0, st>>>(p, x->idx, self, other, a, units);
-        break;
+    case TG_IDX_NONE: launch_scatter_red<T, 0>(x, units, st); break;
     case TG_IDX_SUM:
-    case TG_IDX_MEAN:
-        scatter_kernel<T, 1><<<blocks, THREADS, 0, st>>>(p, x->idx, self, other, a, units);
-        break;
-    case TG_IDX_PROD:
-        scatter_kernel<T, 2><<<blocks, THREADS, 0, st>>>(p, x->idx, self, other, a, units);
-        break;
-    case TG_IDX_AMAX:
-        scatter_kernel<T, 3><<<blocks, THREADS, 0, st>>>(p, x->idx, self, other, a, units);
-        break;
-    case TG_IDX_AMIN:
-        scatter_kernel<T, 4><<<blocks, THREADS, 0, st>>>(p, x->idx, self, other, a, units);
-        break;
+    case TG_IDX_MEAN: launch_scatter_red<T, 1>(x, units, st); break;
+    case TG_IDX_PROD: launch_scatter_red<T, 2>(x, units, st); break;
+    case TG_IDX_AMAX: launch_scatter_red<T, 3>(x, units, st); break;
+    case TG_IDX_AMIN: launch_scatter_red<T, 4>(x, units, st); break;
     }
 }
 
@@ -180,34 +174,19 @@ static int cuda_divide(const char *op, tg_tensor *work, const tg_tensor *count)
 {
     int64_t n = tg__numel(work);
     if (n == 0) return 0;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, work->device, &rc);
-    if (rc) return -1;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, work, NULL, 0, &st)) return -1;
     unsigned b = tg__cuda_blocks(n, THREADS);
     void *w = tg__k_data(work);
     const void *c = tg__k_data(count);
     switch (work->dtype) {
-    case TG_FLOAT32:
-        divide_kernel<float, false><<<b, THREADS, 0, st>>>((float *)w, (const float *)c, n);
-        break;
-    case TG_FLOAT64:
-        divide_kernel<double, false><<<b, THREADS, 0, st>>>((double *)w, (const double *)c, n);
-        break;
-    case TG_INT64:
-        floor_divide_kernel<int64_t><<<b, THREADS, 0, st>>>((int64_t *)w, (const int64_t *)c, n);
-        break;
-    case TG_INT32:
-        floor_divide_kernel<int32_t><<<b, THREADS, 0, st>>>((int32_t *)w, (const int32_t *)c, n);
-        break;
-    case TG_INT16:
-        floor_divide_kernel<int16_t><<<b, THREADS, 0, st>>>((int16_t *)w, (const int16_t *)c, n);
-        break;
-    case TG_INT8:
-        floor_divide_kernel<int8_t><<<b, THREADS, 0, st>>>((int8_t *)w, (const int8_t *)c, n);
-        break;
-    case TG_UINT8:
-        divide_kernel<uint8_t, false><<<b, THREADS, 0, st>>>((uint8_t *)w, (const uint8_t *)c, n);
-        break;
+    case TG_FLOAT32: launch_divide<float, false>(w, c, n, b, st); break;
+    case TG_FLOAT64: launch_divide<double, false>(w, c, n, b, st); break;
+    case TG_INT64: launch_divide<int64_t, true>(w, c, n, b, st); break;
+    case TG_INT32: launch_divide<int32_t, true>(w, c, n, b, st); break;
+    case TG_INT16: launch_divide<int16_t, true>(w, c, n, b, st); break;
+    case TG_INT8: launch_divide<int8_t, true>(w, c, n, b, st); break;
+    case TG_UINT8: launch_divide<uint8_t, false>(w, c, n, b, st); break;
     default:
         return tg__fail(op, "\"%s\" not implemented for '%s'", op,
                         tg__dtype_torch_name(work->dtype));

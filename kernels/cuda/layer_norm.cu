@@ -154,14 +154,6 @@ __global__ void ln_colsum_final_kernel(const typename ln_acc<T>::type *pw,
 
 /* ------------------------------------------------------------------ host side */
 
-static tg_tensor *dev_contig(const char *op, tg_tensor *t, tg_dtype dt, bool *ok)
-{
-    if (!t || !*ok) return NULL;
-    tg_tensor *r = tg__cuda_contiguous(op, t, dt);
-    if (!r) *ok = false;
-    return r;
-}
-
 static unsigned row_threads(int64_t n)
 {
     unsigned t = 32;
@@ -185,19 +177,15 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm(tg_tensor *input, tg_int_list 
     tg_tensors3 res = { NULL, NULL, NULL };
     int64_t M, N;
     if (tg__layer_norm_check(op, input, normalized_shape, weight, bias, &M, &N) != 0) return res;
-    if (tg__cuda_same_device(op, input, weight) || tg__cuda_same_device(op, input, bias))
-        return res;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg_tensor *others[2] = { weight, bias }, *c[3];
+    cudaStream_t st;
+    if (tg__cuda_begin_copies(op, input, others, 2, 2, &st, c) != 0) return res;
+    tg_tensor *x = c[0], *w = c[1], *b = c[2];
     tg_dtype dt = input->dtype;
-    bool ok = true;
-    tg_tensor *x = dev_contig(op, input, dt, &ok);
-    tg_tensor *w = dev_contig(op, weight, dt, &ok), *b = dev_contig(op, bias, dt, &ok);
-    tg_tensor *y = ok ? tg__empty(op, input->sizes, input->ndim, dt, input->device) : NULL;
+    tg_tensor *y = tg__empty(op, input->sizes, input->ndim, dt, input->device);
     tg_tensor *mt = y ? stat_tensor(op, input, normalized_shape.len) : NULL;
     tg_tensor *rt = mt ? stat_tensor(op, input, normalized_shape.len) : NULL;
-    ok = rt != NULL;
+    bool ok = rt != NULL;
     if (ok && M > 0) {
         tg__cuda_dispatch_float(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -210,9 +198,7 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm(tg_tensor *input, tg_int_list 
         });
         ok = tg__cuda_launch_ok(op) == 0;
     }
-    tg_release(x);
-    tg_release(w);
-    tg_release(b);
+    tg__k_release_all(c, 3);
     return tg__k_results3(ok, y, mt, rt);
 }
 
@@ -228,31 +214,29 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, 
     if (tg__layer_norm_backward_check(op, grad_out, input, normalized_shape, mean, rstd, weight,
                                       bias, &M, &N) != 0)
         return res;
-    const tg_tensor *others[5] = { grad_out, mean, rstd, weight, bias };
+    /* bias is only checked: the gradients do not read it */
+    tg_tensor *others[5] = { grad_out, mean, rstd, weight, bias }, *c[5];
     cudaStream_t st;
-    if (tg__cuda_begin(op, input, others, 5, &st) != 0) return res;
+    if (tg__cuda_begin_copies(op, input, others, 5, 4, &st, c) != 0) return res;
+    tg_tensor *x = c[0], *dy = c[1], *mu = c[2], *rs = c[3], *w = c[4];
     bool want[3];
     tg__k_output_mask(output_mask, want);
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
-    bool ok = true;
-    tg_tensor *x = dev_contig(op, input, dt, &ok), *dy = dev_contig(op, grad_out, dt, &ok);
-    tg_tensor *mu = dev_contig(op, mean, dt, &ok), *rs = dev_contig(op, rstd, dt, &ok);
-    tg_tensor *w = dev_contig(op, weight, dt, &ok);
     /* rows per partial: LN_CHUNK, more when the grid's y dimension would overflow */
     int64_t chunk_rows = (M + LN_MAX_GRID - 1) / LN_MAX_GRID;
     if (chunk_rows < LN_CHUNK) chunk_rows = LN_CHUNK;
     int64_t chunks = (M + chunk_rows - 1) / chunk_rows;
     bool cols = want[1] || want[2];
-    tg_tensor *dx = ok && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
+    tg_tensor *dx = want[0] ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
     tg_tensor *gw =
-        ok && want[1] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, dev) : NULL;
+        want[1] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, dev) : NULL;
     tg_tensor *gb =
-        ok && want[2] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, dev) : NULL;
+        want[2] ? tg__empty(op, normalized_shape.data, normalized_shape.len, dt, dev) : NULL;
     /* the partials, in the accumulation type (float32 for float32) */
     int64_t nws = cols ? 2 * chunks * N + 1 : 1;
-    tg_tensor *ws = ok ? tg__empty(op, &nws, 1, dt, dev) : NULL;
-    ok = ok && ws && (!want[0] || dx) && (!want[1] || gw) && (!want[2] || gb);
+    tg_tensor *ws = tg__empty(op, &nws, 1, dt, dev);
+    bool ok = ws && (!want[0] || dx) && (!want[1] || gw) && (!want[2] || gb);
     if (ok && M > 0 && N > 0) {
         tg__cuda_dispatch_float(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -275,12 +259,9 @@ extern "C" tg_tensors3 tg__cuda_native_layer_norm_backward(tg_tensor *grad_out, 
             }
         });
         ok = tg__cuda_launch_ok(op) == 0;
-    } else if (ok) {
-        /* no rows (zero gradients for weight and bias) or empty rows (nothing to compute) */
-        tg_tensor *outs[3] = { dx, gw, gb };
-        ok = tg__cuda_zero_all(op, outs, 3, st) == 0;
     }
-    tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
-    tg__k_release_all(tmp, 6);
-    return tg__k_results3(ok, dx, gw, gb);
+    tg_release(ws);
+    /* no rows (zero gradients for weight and bias) or empty rows (nothing to compute) */
+    tg_tensor *g[3] = { dx, gw, gb };
+    return tg__cuda_grads_end(op, ok, !(M > 0 && N > 0), g, c, 5, st);
 }

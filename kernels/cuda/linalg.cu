@@ -244,24 +244,43 @@ static int check_dtypes(const char *op, const char *cuda_name, const tg_tensor *
 
 /* ------------------------------------------------------------------ kernels */
 
+/* The device and dtype checks of a product a @ b (mm, bmm) or self + a @ b (addmm, baddbmm;
+ * self NULL for the former): one device, one dtype. `impl` names the cuBLAS kernel in PyTorch's
+ * dtype message. 0, or -1 with the error recorded. */
+static int check_operands(const char *op, const char *impl, const tg_tensor *self,
+                          const tg_tensor *a, const tg_tensor *b, const tg_tensor *out)
+{
+    if (tg__cuda_same_device(op, a, b) || tg__cuda_same_device(op, a, self) ||
+        tg__cuda_same_device(op, a, out))
+        return -1;
+    if (check_dtypes(op, impl, a, b) != 0 || (self && check_dtypes(op, impl, self, a) != 0))
+        return -1;
+    return 0;
+}
+
+/* out (shape, ndim 2 or 3: one batch dim) = beta * self + alpha * a @ b once the operands are
+ * checked; self NULL (mm, bmm) or out itself (in place) adds nothing. */
+static tg_tensor *product_out(const char *op, tg_tensor *self, tg_tensor *a, tg_tensor *b,
+                              tg_tensor *out, const int64_t *shape, int64_t ndim, double beta,
+                              double alpha)
+{
+    int rc;
+    cudaStream_t st = tg__cuda_select_stream(op, a->device, &rc);
+    if (rc) return NULL;
+    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, ndim, a->dtype, a->device);
+    if (!res) return NULL;
+    if (self && self != out && beta != 0) rc = tg__cuda_copy_broadcast(op, res, self);
+    if (rc == 0) rc = gemm(op, a, b, res, ndim - 2, alpha, beta, st);
+    return tg__k_result_out(rc == 0, res, out != NULL);
+}
+
 /* mm and bmm once their shapes are checked: out (shape, ndim 2 or 3: one batch dim) =
  * self @ mat2. `impl` names the cuBLAS kernel in PyTorch's dtype message. */
 static tg_tensor *matmul_out(const char *op, const char *impl, tg_tensor *self, tg_tensor *mat2,
                              tg_tensor *out, const int64_t *shape, int64_t ndim)
 {
-    if (tg__cuda_same_device(op, self, mat2) || tg__cuda_same_device(op, self, out)) return NULL;
-    if (check_dtypes(op, impl, self, mat2) != 0) return NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-    if (rc) return NULL;
-    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, ndim, self->dtype, self->device);
-    if (!res) return NULL;
-    if (gemm(op, self, mat2, res, ndim - 2, 1.0, 0.0, st) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    if (check_operands(op, impl, NULL, self, mat2, out) != 0) return NULL;
+    return product_out(op, NULL, self, mat2, out, shape, ndim, 0.0, 1.0);
 }
 
 /* self is (n, m), mat2 is (m, p), out is (n, p). */
@@ -287,30 +306,10 @@ extern "C" tg_tensor *tg__cuda_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
 {
     const char *op = "addmm";
     if (tg__addmm_check_mats(mat1, mat2) != 0) return NULL;
-    if (tg__cuda_same_device(op, mat1, mat2) || tg__cuda_same_device(op, mat1, self) ||
-        tg__cuda_same_device(op, mat1, out))
-        return NULL;
-    if (check_dtypes(op, "addmm_cuda", mat1, mat2) != 0 ||
-        check_dtypes(op, "addmm_cuda", self, mat1) != 0)
-        return NULL;
+    if (check_operands(op, "addmm_cuda", self, mat1, mat2, out) != 0) return NULL;
     int64_t shape[2] = { mat1->sizes[0], mat2->sizes[1] };
-    bool inplace = out == self;
-    if (tg__addmm_check_self(self, mat1, mat2, shape, inplace) != 0) return NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, mat1->device, &rc);
-    if (rc) return NULL;
-    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, 2, mat1->dtype, mat1->device);
-    if (!res) return NULL;
-    if (!inplace && beta != 0 && tg__cuda_copy_broadcast(op, res, self) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (gemm(op, mat1, mat2, res, 0, alpha, beta, st) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    if (tg__addmm_check_self(self, mat1, mat2, shape, out == self) != 0) return NULL;
+    return product_out(op, self, mat1, mat2, out, shape, 2, beta, alpha);
 }
 
 /* self broadcasts to (b, n, p), batch1 is (b, n, m), batch2 is (b, m, p), out is (b, n, p):
@@ -321,27 +320,7 @@ extern "C" tg_tensor *tg__cuda_baddbmm_out(tg_tensor *self, tg_tensor *batch1, t
 {
     const char *op = "baddbmm";
     int64_t shape[3];
-    bool inplace = out == self;
-    if (tg__baddbmm_check(self, batch1, batch2, inplace, shape) != 0) return NULL;
-    if (tg__cuda_same_device(op, batch1, batch2) || tg__cuda_same_device(op, batch1, self) ||
-        tg__cuda_same_device(op, batch1, out))
-        return NULL;
-    if (check_dtypes(op, "baddbmm_cuda", batch1, batch2) != 0 ||
-        check_dtypes(op, "baddbmm_cuda", self, batch1) != 0)
-        return NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, batch1->device, &rc);
-    if (rc) return NULL;
-    tg_tensor *res = tg__cuda_prepare_out(op, out, shape, 3, batch1->dtype, batch1->device);
-    if (!res) return NULL;
-    if (!inplace && beta != 0 && tg__cuda_copy_broadcast(op, res, self) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (gemm(op, batch1, batch2, res, 1, alpha, beta, st) != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    if (tg__baddbmm_check(self, batch1, batch2, out == self, shape) != 0) return NULL;
+    if (check_operands(op, "baddbmm_cuda", self, batch1, batch2, out) != 0) return NULL;
+    return product_out(op, self, batch1, batch2, out, shape, 3, beta, alpha);
 }

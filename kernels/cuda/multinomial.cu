@@ -112,10 +112,5 @@ extern "C" tg_tensor *tg__cuda_multinomial_out(tg_tensor *self, int64_t num_samp
     tg_release(pairs);
     tg_release(codes);
     tg_release(ix);
-    if (rc != 0) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    return tg__k_result_out(rc == 0, res, out != NULL);
 }

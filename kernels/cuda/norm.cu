@@ -173,13 +173,22 @@ static tg_tensor *dev_empty(const char *op, int64_t n, tg_dtype dt, tg_device de
     return tg__empty(op, &n, 1, dt, dev);
 }
 
-/* A contiguous (C) copy of a per-channel tensor on dev (NULL stays NULL); *ok false on error. */
-static tg_tensor *dev_vec(const char *op, tg_tensor *t, tg_dtype dt, bool *ok)
+/* The outputs of a batch or group norm backward, on input's device: the gradients output_mask
+ * asks for in g (grad_input of input's shape, grad_weight and grad_bias of c elements, input's
+ * dtype; NULL when not wanted) and a float64 scratch of nscratch elements. True when all were
+ * made (the error recorded otherwise). */
+static bool bwd_outputs(const char *op, const tg_tensor *input, tg_bool_list output_mask, int64_t c,
+                        int64_t nscratch, tg_tensor **g, tg_tensor **scratch)
 {
-    if (!t || !*ok) return NULL;
-    tg_tensor *r = tg__cuda_contiguous(op, t, dt);
-    if (!r) *ok = false;
-    return r;
+    bool want[3];
+    tg__k_output_mask(output_mask, want);
+    tg_dtype dt = input->dtype;
+    tg_device dev = input->device;
+    g[0] = want[0] ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
+    g[1] = want[1] ? dev_empty(op, c, dt, dev) : NULL;
+    g[2] = want[2] ? dev_empty(op, c, dt, dev) : NULL;
+    *scratch = dev_empty(op, nscratch, TG_FLOAT64, dev);
+    return *scratch && (!want[0] || g[0]) && (!want[1] || g[1]) && (!want[2] || g[2]);
 }
 
 extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *weight,
@@ -191,22 +200,19 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
     tg_tensors3 res = { NULL, NULL, NULL };
     if (tg__batch_norm_check(op, input, weight, bias, running_mean, running_var, training) != 0)
         return res;
-    const tg_tensor *others[4] = { weight, bias, running_mean, running_var };
+    tg_tensor *others[4] = { weight, bias, running_mean, running_var }, *cp[5];
     cudaStream_t st;
-    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
+    if (tg__cuda_begin_copies(op, input, others, 4, 4, &st, cp) != 0) return res;
+    tg_tensor *x = cp[0], *w = cp[1], *b = cp[2], *rm = cp[3], *rv = cp[4];
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
     int64_t n = input->sizes[0], c = input->sizes[1], hw = 1;
     for (int64_t i = 2; i < input->ndim; i++) hw *= input->sizes[i];
-    bool ok = true;
-    tg_tensor *x = dev_vec(op, input, dt, &ok);
-    tg_tensor *w = dev_vec(op, weight, dt, &ok), *b = dev_vec(op, bias, dt, &ok);
-    tg_tensor *rm = dev_vec(op, running_mean, dt, &ok), *rv = dev_vec(op, running_var, dt, &ok);
-    tg_tensor *y = ok ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
+    tg_tensor *y = tg__empty(op, input->sizes, input->ndim, dt, dev);
     tg_tensor *sm = y ? dev_empty(op, training ? c : 0, dt, dev) : NULL;
     tg_tensor *si = sm ? dev_empty(op, training ? c : 0, dt, dev) : NULL;
     tg_tensor *coef = si ? dev_empty(op, 2 * c + 1, TG_FLOAT64, dev) : NULL;
-    ok = coef != NULL;
+    bool ok = coef != NULL;
     if (ok && c > 0) {
         bn_params p;
         p.w = w ? tg__k_data(w) : NULL;
@@ -240,8 +246,8 @@ extern "C" tg_tensors3 tg__cuda_native_batch_norm(tg_tensor *input, tg_tensor *w
         ok = tg__cuda_copy_broadcast(op, running_mean, rm) == 0;
     if (ok && training && rv && rv != running_var)
         ok = tg__cuda_copy_broadcast(op, running_var, rv) == 0;
-    tg_tensor *tmp[6] = { x, w, b, rm, rv, coef };
-    tg__k_release_all(tmp, 6);
+    tg_release(coef);
+    tg__k_release_all(cp, 5);
     return tg__k_results3(ok, y, sm, si);
 }
 
@@ -257,24 +263,16 @@ tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_te
                                       save_mean, save_invstd, train) != 0)
         return res;
     tg_tensor *mp = train ? save_mean : running_mean, *vp = train ? save_invstd : running_var;
-    const tg_tensor *others[4] = { grad_out, weight, mp, vp };
+    tg_tensor *others[4] = { grad_out, weight, mp, vp }, *cp[5];
     cudaStream_t st;
-    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
-    bool want[3];
-    tg__k_output_mask(output_mask, want);
-    tg_dtype dt = input->dtype;
-    tg_device dev = input->device;
+    if (tg__cuda_begin_copies(op, input, others, 4, 4, &st, cp) != 0) return res;
+    tg_tensor *x = cp[0], *dy = cp[1], *w = cp[2], *m = cp[3], *v = cp[4];
     int64_t n = input->sizes[0], c = input->sizes[1], hw = 1;
     for (int64_t i = 2; i < input->ndim; i++) hw *= input->sizes[i];
-    bool ok = true;
-    tg_tensor *x = dev_vec(op, input, dt, &ok), *dy = dev_vec(op, grad_out, dt, &ok);
-    tg_tensor *w = dev_vec(op, weight, dt, &ok);
-    tg_tensor *m = dev_vec(op, mp, dt, &ok), *v = dev_vec(op, vp, dt, &ok);
-    tg_tensor *dx = ok && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
-    tg_tensor *gw = ok && want[1] ? dev_empty(op, c, dt, dev) : NULL;
-    tg_tensor *gb = ok && want[2] ? dev_empty(op, c, dt, dev) : NULL;
-    tg_tensor *coef = ok ? dev_empty(op, 3 * c + 1, TG_FLOAT64, dev) : NULL;
-    ok = coef && (!want[0] || dx) && (!want[1] || gw) && (!want[2] || gb);
+    tg_tensor *g[3], *coef;
+    bool ok = bwd_outputs(op, input, output_mask, c, 3 * c + 1, g, &coef);
+    tg_tensor *dx = g[0], *gw = g[1], *gb = g[2];
+    tg_dtype dt = input->dtype;
     if (ok && c > 0) {
         int64_t total = n * c * hw;
         tg__cuda_dispatch_float(dt, [&](auto tag) {
@@ -294,9 +292,9 @@ tg__cuda_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_te
         });
         ok = tg__cuda_launch_ok(op) == 0;
     }
-    tg_tensor *tmp[6] = { x, dy, w, m, v, coef };
-    tg__k_release_all(tmp, 6);
-    return tg__k_results3(ok, dx, gw, gb);
+    tg_release(coef);
+    /* c == 0: the gradients have no elements */
+    return tg__cuda_grads_end(op, ok, false, g, cp, 5, st);
 }
 
 /* ------------------------------------------------------------------ group norm */
@@ -407,21 +405,17 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm(tg_tensor *input, tg_tensor *w
     const char *op = "native_group_norm";
     tg_tensors3 res = { NULL, NULL, NULL };
     if (tg__group_norm_check(op, input, weight, bias, N, C, HxW, group) != 0) return res;
-    if (tg__cuda_same_device(op, input, weight) || tg__cuda_same_device(op, input, bias))
-        return res;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, input->device, &rc);
-    if (rc) return res;
+    tg_tensor *others[2] = { weight, bias }, *cp[3];
+    cudaStream_t st;
+    if (tg__cuda_begin_copies(op, input, others, 2, 2, &st, cp) != 0) return res;
+    tg_tensor *x = cp[0], *w = cp[1], *b = cp[2];
+    int64_t msz[2] = { N, group };
     tg_dtype dt = input->dtype;
     tg_device dev = input->device;
-    bool ok = true;
-    tg_tensor *x = dev_vec(op, input, dt, &ok);
-    tg_tensor *w = dev_vec(op, weight, dt, &ok), *b = dev_vec(op, bias, dt, &ok);
-    int64_t msz[2] = { N, group };
-    tg_tensor *y = ok ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
+    tg_tensor *y = tg__empty(op, input->sizes, input->ndim, dt, dev);
     tg_tensor *mt = y ? tg__empty(op, msz, 2, dt, dev) : NULL;
     tg_tensor *rt = mt ? tg__empty(op, msz, 2, dt, dev) : NULL;
-    ok = rt != NULL;
+    bool ok = rt != NULL;
     int64_t ng = N * group, total = N * C * HxW;
     if (ok && ng > 0) {
         tg__cuda_dispatch_float(dt, [&](auto tag) {
@@ -439,9 +433,7 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm(tg_tensor *input, tg_tensor *w
         });
         ok = tg__cuda_launch_ok(op) == 0;
     }
-    tg_release(x);
-    tg_release(w);
-    tg_release(b);
+    tg__k_release_all(cp, 3);
     return tg__k_results3(ok, y, mt, rt);
 }
 
@@ -456,23 +448,15 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
     if (tg__group_norm_backward_check(op, grad_out, input, mean, rstd, weight, N, C, HxW, group) !=
         0)
         return res;
-    const tg_tensor *others[4] = { grad_out, mean, rstd, weight };
+    tg_tensor *others[4] = { grad_out, mean, rstd, weight }, *cp[5];
     cudaStream_t st;
-    if (tg__cuda_begin(op, input, others, 4, &st) != 0) return res;
-    bool want[3];
-    tg__k_output_mask(output_mask, want);
-    tg_dtype dt = input->dtype;
-    tg_device dev = input->device;
-    bool ok = true;
-    tg_tensor *x = dev_vec(op, input, dt, &ok), *dy = dev_vec(op, grad_out, dt, &ok);
-    tg_tensor *mu = dev_vec(op, mean, dt, &ok), *rs = dev_vec(op, rstd, dt, &ok);
-    tg_tensor *w = dev_vec(op, weight, dt, &ok);
+    if (tg__cuda_begin_copies(op, input, others, 4, 4, &st, cp) != 0) return res;
+    tg_tensor *x = cp[0], *dy = cp[1], *mu = cp[2], *rs = cp[3], *w = cp[4];
     int64_t nc = N * C, ng = N * group, total = N * C * HxW;
-    tg_tensor *dx = ok && want[0] ? tg__empty(op, input->sizes, input->ndim, dt, dev) : NULL;
-    tg_tensor *gw = ok && want[1] ? dev_empty(op, C, dt, dev) : NULL;
-    tg_tensor *gb = ok && want[2] ? dev_empty(op, C, dt, dev) : NULL;
-    tg_tensor *ws = ok ? dev_empty(op, 2 * nc + 2 * ng + 1, TG_FLOAT64, dev) : NULL;
-    ok = ws && (!want[0] || dx) && (!want[1] || gw) && (!want[2] || gb);
+    tg_tensor *g[3], *ws;
+    bool ok = bwd_outputs(op, input, output_mask, C, 2 * nc + 2 * ng + 1, g, &ws);
+    tg_tensor *dx = g[0], *gw = g[1], *gb = g[2];
+    tg_dtype dt = input->dtype;
     if (ok && nc > 0) {
         tg__cuda_dispatch_float(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
@@ -497,14 +481,10 @@ extern "C" tg_tensors3 tg__cuda_native_group_norm_backward(tg_tensor *grad_out, 
             }
         });
         ok = tg__cuda_launch_ok(op) == 0;
-    } else if (ok) {
-        /* no elements: zero gradients */
-        tg_tensor *outs[3] = { dx, gw, gb };
-        ok = tg__cuda_zero_all(op, outs, 3, st) == 0;
     }
-    tg_tensor *tmp[6] = { x, dy, mu, rs, w, ws };
-    tg__k_release_all(tmp, 6);
-    return tg__k_results3(ok, dx, gw, gb);
+    tg_release(ws);
+    /* no elements: zero gradients */
+    return tg__cuda_grads_end(op, ok, nc == 0, g, cp, 5, st);
 }
 
 /* ------------------------------------------------------------------ upsampling */
@@ -533,24 +513,24 @@ __device__ __forceinline__ int64_t ups_nearest_bwd(int64_t i, int64_t in, int64_
     return src < in - 1 ? src : in - 1;
 }
 
-__device__ __forceinline__ void ups_linear(int64_t i, int64_t in, double scale, bool ac, bool f32,
-                                           int64_t &i0, int64_t &i1, double &l1)
+/* Output (oh_i, ow_i)'s four bilinear taps in a plane: element offsets o (rows h0, h1 by
+ * columns w0, w1) and the weights a0, a1 (columns) and b0, b1 (rows). */
+template <class T>
+__device__ __forceinline__ void ups_bilinear(const ups_geom &g, int64_t oh_i, int64_t ow_i,
+                                             int64_t o[4], T &a0, T &a1, T &b0, T &b1)
 {
-    double real;
-    if (f32) {
-        float fs = (float)scale;
-        float r = ac ? fs * (float)i : fs * ((float)i + 0.5f) - 0.5f;
-        real = r < 0 ? 0 : r;
-    } else {
-        double r = ac ? scale * (double)i : scale * ((double)i + 0.5) - 0.5;
-        real = r < 0 ? 0 : r;
-    }
-    i0 = (int64_t)real; /* guard_index_and_lambda: scales may reach past the end */
-    if (i0 > in - 1) i0 = in - 1;
-    i1 = i0 + (i0 < in - 1 ? 1 : 0);
-    double l = real - (double)i0;
-    l1 = l < 0 ? 0 : (l > 1 ? 1 : l);
-    if (f32) l1 = (float)l1;
+    int64_t h0, h1, w0, w1;
+    double lh, lw;
+    tg__ups_linear_index(oh_i, g.ih, g.scale_h, g.align_corners, g.f32, &h0, &h1, &lh);
+    tg__ups_linear_index(ow_i, g.iw, g.scale_w, g.align_corners, g.f32, &w0, &w1, &lw);
+    b1 = (T)lh;
+    b0 = (T)1 - b1;
+    a1 = (T)lw;
+    a0 = (T)1 - a1;
+    o[0] = h0 * g.iw + w0;
+    o[1] = h0 * g.iw + w1;
+    o[2] = h1 * g.iw + w0;
+    o[3] = h1 * g.iw + w1;
 }
 
 template <class T> __global__ void ups_fwd_kernel(T *y, const T *x, ups_geom g)
@@ -565,13 +545,11 @@ template <class T> __global__ void ups_fwd_kernel(T *y, const T *x, ups_geom g)
             int64_t w = ups_nearest_fwd(ow_i, g.iw, g.scale_w, g.f32);
             y[i] = src[h * g.iw + w];
         } else {
-            int64_t h0, h1, w0, w1;
-            double lh, lw;
-            ups_linear(oh_i, g.ih, g.scale_h, g.align_corners, g.f32, h0, h1, lh);
-            ups_linear(ow_i, g.iw, g.scale_w, g.align_corners, g.f32, w0, w1, lw);
-            T b1 = (T)lh, b0 = (T)1 - b1, a1 = (T)lw, a0 = (T)1 - a1;
-            T t0 = src[h0 * g.iw + w0] * a0 + src[h0 * g.iw + w1] * a1;
-            T t1 = src[h1 * g.iw + w0] * a0 + src[h1 * g.iw + w1] * a1;
+            int64_t o[4];
+            T a0, a1, b0, b1;
+            ups_bilinear(g, oh_i, ow_i, o, a0, a1, b0, b1);
+            T t0 = src[o[0]] * a0 + src[o[1]] * a1;
+            T t1 = src[o[2]] * a0 + src[o[3]] * a1;
             y[i] = t0 * b0 + t1 * b1;
         }
     }
@@ -590,15 +568,13 @@ template <class T> __global__ void ups_bwd_kernel(T *gi, const T *go, ups_geom g
             int64_t w = ups_nearest_bwd(ow_i, g.iw, g.ow, g.scale_w);
             atomicAdd(dst + h * g.iw + w, v);
         } else {
-            int64_t h0, h1, w0, w1;
-            double lh, lw;
-            ups_linear(oh_i, g.ih, g.scale_h, g.align_corners, g.f32, h0, h1, lh);
-            ups_linear(ow_i, g.iw, g.scale_w, g.align_corners, g.f32, w0, w1, lw);
-            T b1 = (T)lh, b0 = (T)1 - b1, a1 = (T)lw, a0 = (T)1 - a1;
-            atomicAdd(dst + h0 * g.iw + w0, b0 * a0 * v);
-            atomicAdd(dst + h0 * g.iw + w1, b0 * a1 * v);
-            atomicAdd(dst + h1 * g.iw + w0, b1 * a0 * v);
-            atomicAdd(dst + h1 * g.iw + w1, b1 * a1 * v);
+            int64_t o[4];
+            T a0, a1, b0, b1;
+            ups_bilinear(g, oh_i, ow_i, o, a0, a1, b0, b1);
+            atomicAdd(dst + o[0], b0 * a0 * v);
+            atomicAdd(dst + o[1], b0 * a1 * v);
+            atomicAdd(dst + o[2], b1 * a0 * v);
+            atomicAdd(dst + o[3], b1 * a1 * v);
         }
     }
 }
@@ -621,37 +597,53 @@ static ups_geom ups_make(int64_t n, int64_t c, int64_t ih, int64_t iw, int64_t o
     return g;
 }
 
-static tg_tensor *ups_fwd(const char *op, const char *kname, tg_tensor *self,
-                          tg_int_list output_size, bool bilinear, bool ac, tg_opt_float sh,
-                          tg_opt_float sw)
+/* The upsampling kernels' launch: src's contiguous copy through g into a new tensor of sizes
+ * rsz, the forward's output or the backward's grad_input (zeroed first: the backward adds). */
+static tg_tensor *ups_launch(const char *op, tg_tensor *src, const int64_t *rsz, const ups_geom &g,
+                             bool backward)
 {
-    if (tg__upsample2d_check(op, kname, self, output_size) != 0) return NULL;
     int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
+    cudaStream_t st = tg__cuda_select_stream(op, src->device, &rc);
     if (rc) return NULL;
-    tg_dtype dt = self->dtype;
-    int64_t osz[4] = { self->sizes[0], self->sizes[1], output_size.data[0], output_size.data[1] };
-    tg_tensor *x = tg__cuda_contiguous(op, self, dt);
-    tg_tensor *y = x ? tg__empty(op, osz, 4, dt, self->device) : NULL;
+    tg_dtype dt = src->dtype;
+    tg_tensor *x = tg__cuda_contiguous(op, src, dt);
+    tg_tensor *y = x ? tg__empty(op, rsz, 4, dt, src->device) : NULL;
     if (!y) {
         tg_release(x);
         return NULL;
     }
-    ups_geom g = ups_make(osz[0], osz[1], self->sizes[2], self->sizes[3], osz[2], osz[3], bilinear,
-                          ac, sh, sw, dt);
-    int64_t total = g.nc * g.oh * g.ow;
-    bool ok = true;
-    if (total > 0) {
+    int64_t total = g.nc * g.oh * g.ow, ny = tg__numel(y);
+    bool ok =
+        !backward || ny == 0 ||
+        tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(y), 0, (size_t)ny * tg_dtype_size(dt), st)) == 0;
+    if (ok && total > 0) {
         tg__cuda_dispatch_float(dt, [&](auto tag) {
             using T = typename decltype(tag)::type;
-            if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value)
-                ups_fwd_kernel<T><<<tg__cuda_blocks(total, THREADS), THREADS, 0, st>>>(
-                    (T *)tg__k_data(y), (const T *)tg__k_data(x), g);
+            if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value) {
+                unsigned blocks = tg__cuda_blocks(total, THREADS);
+                if (backward)
+                    ups_bwd_kernel<T><<<blocks, THREADS, 0, st>>>((T *)tg__k_data(y),
+                                                                  (const T *)tg__k_data(x), g);
+                else
+                    ups_fwd_kernel<T><<<blocks, THREADS, 0, st>>>((T *)tg__k_data(y),
+                                                                  (const T *)tg__k_data(x), g);
+            }
         });
         ok = tg__cuda_launch_ok(op) == 0;
     }
     tg_release(x);
     return tg__k_result(ok, y);
+}
+
+static tg_tensor *ups_fwd(const char *op, const char *kname, tg_tensor *self,
+                          tg_int_list output_size, bool bilinear, bool ac, tg_opt_float sh,
+                          tg_opt_float sw)
+{
+    if (tg__upsample2d_check(op, kname, self, output_size) != 0) return NULL;
+    int64_t osz[4] = { self->sizes[0], self->sizes[1], output_size.data[0], output_size.data[1] };
+    ups_geom g = ups_make(osz[0], osz[1], self->sizes[2], self->sizes[3], osz[2], osz[3], bilinear,
+                          ac, sh, sw, self->dtype);
+    return ups_launch(op, self, osz, g, false);
 }
 
 static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_output,
@@ -660,34 +652,10 @@ static tg_tensor *ups_bwd(const char *op, const char *kname, tg_tensor *grad_out
 {
     if (tg__upsample2d_backward_check(op, kname, grad_output, output_size, input_size) != 0)
         return NULL;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, grad_output->device, &rc);
-    if (rc) return NULL;
-    tg_dtype dt = grad_output->dtype;
-    tg_tensor *go = tg__cuda_contiguous(op, grad_output, dt);
-    tg_tensor *gi = go ? tg__empty(op, input_size.data, 4, dt, grad_output->device) : NULL;
-    if (!gi) {
-        tg_release(go);
-        return NULL;
-    }
-    ups_geom g =
-        ups_make(input_size.data[0], input_size.data[1], input_size.data[2], input_size.data[3],
-                 output_size.data[0], output_size.data[1], bilinear, ac, sh, sw, dt);
-    int64_t total = g.nc * g.oh * g.ow, nin = tg__numel(gi);
-    bool ok =
-        nin == 0 || tg__cuda_ok(op, cudaMemsetAsync(tg__k_data(gi), 0,
-                                                    (size_t)nin * tg_dtype_size(dt), st)) == 0;
-    if (ok && total > 0) {
-        tg__cuda_dispatch_float(dt, [&](auto tag) {
-            using T = typename decltype(tag)::type;
-            if constexpr (std::is_same<T, float>::value || std::is_same<T, double>::value)
-                ups_bwd_kernel<T><<<tg__cuda_blocks(total, THREADS), THREADS, 0, st>>>(
-                    (T *)tg__k_data(gi), (const T *)tg__k_data(go), g);
-        });
-        ok = tg__cuda_launch_ok(op) == 0;
-    }
-    tg_release(go);
-    return tg__k_result(ok, gi);
+    ups_geom g = ups_make(input_size.data[0], input_size.data[1], input_size.data[2],
+                          input_size.data[3], output_size.data[0], output_size.data[1], bilinear,
+                          ac, sh, sw, grad_output->dtype);
+    return ups_launch(op, grad_output, input_size.data, g, true);
 }
 
 extern "C" tg_tensor *tg__cuda_upsample_nearest2d(tg_tensor *self, tg_int_list output_size,

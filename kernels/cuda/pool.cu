@@ -346,12 +346,7 @@ static tg_tensors2 forward(const char *op, tg_tensor *self, const tg_pool2d &p, 
         }
     }
     tg_release(x);
-    r.r0 = convert(op, r.r0, self->dtype);
-    if (!r.r0) {
-        tg_release(r.r1);
-        r.r1 = NULL;
-    }
-    return r;
+    return tg__k_convert_first(op, r, self->dtype, convert);
 fail:
     tg_release(x);
     tg_release(r.r0);

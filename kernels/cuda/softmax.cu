@@ -195,12 +195,7 @@ static tg_tensor *softmax_common(const char *op, bool lg, tg_tensor *self, int64
     if (tg__numel(self) == 0) return res;
     rc = lg ? run_forward<true>(op, self, res, d, half_to_float, st)
             : run_forward<false>(op, self, res, d, half_to_float, st);
-    if (rc) {
-        tg_release(res);
-        return NULL;
-    }
-    if (out) tg__bump_version(res);
-    return res;
+    return tg__k_result_out(rc == 0, res, out != NULL);
 }
 
 extern "C" tg_tensor *tg__cuda_softmax_out(tg_tensor *self, int64_t dim, bool half_to_float,
@@ -318,11 +313,7 @@ static tg_tensor *softmax_backward(const char *op, const char *check_name, bool 
         rc = tg__cuda_launch_ok(op);
     }
     tg_release(y);
-    if (rc) {
-        tg_release(res);
-        return NULL;
-    }
-    return res;
+    return tg__k_result(rc == 0, res);
 }
 
 /* The result has grad_output's dtype, as the CPU kernels'. */

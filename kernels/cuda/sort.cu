@@ -273,9 +273,5 @@ extern "C" tg_tensor *tg__cuda_sort_backward(tg_tensor *grad, int64_t dim, tg_te
     tg_release(bad);
     tg_release(gc);
     tg_release(ic);
-    if (rc != 0) {
-        tg_release(out);
-        return NULL;
-    }
-    return out;
+    return tg__k_result(rc == 0, out);
 }

@@ -33,9 +33,8 @@ static int gather_into(const char *op, const tg_tensor *self, const tg_gather_ma
 {
     int64_t numel = tg__numel(res);
     if (numel == 0) return 0;
-    int rc;
-    cudaStream_t st = tg__cuda_select_stream(op, self->device, &rc);
-    if (rc) return -1;
+    cudaStream_t st;
+    if (tg__cuda_begin(op, self, NULL, 0, &st)) return -1;
     unsigned blocks = tg__cuda_blocks(numel, TG_CUDA_THREADS);
     const char *x = tg__k_data(self);
     char *y = tg__k_data(res);

@@ -403,13 +403,46 @@ static inline int tg__cuda_copy_broadcast(const char *op, tg_tensor *dst, const 
  * one). NULL + error. */
 static inline tg_tensor *tg__cuda_contiguous(const char *op, tg_tensor *t, tg_dtype dt)
 {
-    if (t->dtype == dt && tg__is_contiguous(t)) return tg_retain(t);
-    tg_tensor *r = tg__empty(op, t->sizes, t->ndim, dt, t->device);
-    if (r && tg__cuda_copy_broadcast(op, r, t) != 0) {
-        tg_release(r);
-        r = NULL;
-    }
+    return tg__k_contiguous_as(op, t, dt, tg__cuda_copy_broadcast);
+}
+
+/* tg__cuda_contiguous for a chain of operands: NULL stays NULL, and nothing is done once *ok
+ * is false; a failure sets *ok false (error recorded). */
+static inline tg_tensor *tg__cuda_contiguous_ok(const char *op, tg_tensor *t, tg_dtype dt, bool *ok)
+{
+    if (!t || !*ok) return NULL;
+    tg_tensor *r = tg__cuda_contiguous(op, t, dt);
+    if (!r) *ok = false;
     return r;
+}
+
+/* The start of a kernel over input and n other operands (NULL entries skipped): each on input's
+ * device (tg__cuda_begin: its stream in *st), then contiguous copies in input's dtype of input
+ * (c[0]) and of the first nc others (c[1 + i]; NULL stays NULL). 0, or -1 with the error
+ * recorded and nothing held. */
+static inline int tg__cuda_begin_copies(const char *op, tg_tensor *input, tg_tensor *const *others,
+                                        int n, int nc, cudaStream_t *st, tg_tensor **c)
+{
+    if (tg__cuda_begin(op, input, others, n, st) != 0) return -1;
+    bool ok = true;
+    c[0] = tg__cuda_contiguous_ok(op, input, input->dtype, &ok);
+    for (int i = 0; i < nc; i++)
+        c[1 + i] = tg__cuda_contiguous_ok(op, others[i], input->dtype, &ok);
+    if (ok) return 0;
+    tg__k_release_all(c, nc + 1);
+    return -1;
+}
+
+/* The end of a backward with grads g[0..3) (NULL where not wanted): when ok and `zero` (no
+ * kernel wrote them: no elements to reduce), the grads are zeroed; the n temporaries are
+ * released. The grads when ok, else all released and NULL. */
+static inline tg_tensors3 tg__cuda_grads_end(const char *op, bool ok, bool zero,
+                                             tg_tensor *const *g, tg_tensor *const *tmp, int n,
+                                             cudaStream_t st)
+{
+    if (ok && zero) ok = tg__cuda_zero_all(op, g, 3, st) == 0;
+    tg__k_release_all(tmp, n);
+    return tg__k_results3(ok, g[0], g[1], g[2]);
 }
 
 /* ------------------------------------------------------------------ host-scalar rule */
