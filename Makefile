@@ -245,7 +245,8 @@ check-rebuild-cost:
 # copy, adds the example of docs/adding-an-operator.md ("A pointwise operator") with the page's
 # commands, fails when they write more than 3 files or anything else hand-written changes, and
 # runs the page's program on every CPU capability of this machine and on the CUDA emulator
-# (tests/build/pointwise_op_check.sh; EMU=0 skips the emulator).
+# (tests/build/pointwise_op_check.sh; EMU=0 skips the emulator, whose build starts from
+# build/cuda-emu when test-cuda-emu has left one).
 check-pointwise-op:
 	CC="$(CC)" CXX="$(CXX)" tests/build/pointwise_op_check.sh
 

@@ -9,7 +9,9 @@
 #     capability this machine has (TG_CPU_CAPABILITY=default, avx2, avx512);
 #   - and on the CUDA backend run by the CPU emulator (tests/cuda_emu: the CUDA=emu build).
 # Honours CC, CXX (ccache works: CCACHE_BASEDIR is set to the scratch copy) and EMU=0 (skip the
-# emulator, which builds the whole library once more).
+# emulator). The emulator build starts from this tree's own, build/cuda-emu, when `make
+# test-cuda-emu` has left one (CI runs this check after `make test`): copied with its times, so
+# that only what the operator changes is compiled; else it builds the whole library once more.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 max=${MAX_FILES:-3}
@@ -85,14 +87,22 @@ done
 if [ "$emu" = 1 ]; then
     echo "check-pointwise-op: the CUDA backend on the emulator (CUDA=emu build)"
     start=$SECONDS
-    make CC="$cc" CXX="$cxx" CUDA=emu BUILD=build-emu OPT=-O1 -j2 all >emu.log 2>&1 ||
+    emu_build=build/cuda-emu # test-cuda-emu's (the same flags), so its dependency files apply
+    if [ -f "$root/$emu_build/libtensorgen.a" ]; then
+        mkdir -p "$emu_build"
+        (cd "$root/$emu_build" && tar --exclude=./tests --exclude=./bench -cf - .) |
+            tar -xf - -C "$emu_build"
+        echo "check-pointwise-op: starting from $emu_build"
+    fi
+    make CC="$cc" CXX="$cxx" CUDA=emu BUILD=$emu_build OPT=-O1 -j2 all >emu.log 2>&1 ||
         { tail -30 emu.log; fail "the emulator build failed"; }
-    echo "check-pointwise-op: emulator build took $((SECONDS - start)) s"
+    echo "check-pointwise-op: emulator build took $((SECONDS - start)) s," \
+        "compiled $(grep -cE ' -c [^ ]+\.(c|cu|cpp) ' emu.log) units"
     san="-fsanitize=address,undefined -fno-omit-frame-pointer"
     $cc -std=c11 -O1 $san -Iruntime -Igenerated -o "$prog-emu" /tmp/my_softsign_demo.c \
-        -Wl,--whole-archive build-emu/libtensorgen_cuda.a -Wl,--no-whole-archive \
-        build-emu/libcudaemu.a -lstdc++ build-emu/libtensorgen.a \
-        $(make -s CC="$cc" CUDA=emu BUILD=build-emu print-libs)
+        -Wl,--whole-archive $emu_build/libtensorgen_cuda.a -Wl,--no-whole-archive \
+        $emu_build/libcudaemu.a -lstdc++ $emu_build/libtensorgen.a \
+        $(make -s CC="$cc" CUDA=emu BUILD=$emu_build print-libs)
     ASAN_OPTIONS=detect_leaks=1:handle_segv=0 "$prog-emu" | sed 's/^/  /' ||
         fail "wrong results on the emulated CUDA device"
     "$prog-emu" | grep -q '^cuda' || fail "the emulated build saw no CUDA device"
