@@ -100,6 +100,16 @@ static void remove_stale(tge_ctx *c, const char *dir, stale_rule rule)
     closedir(d);
 }
 
+/* Whether this run writes a file into `dir` (an operator directory is made only then: a
+ * library without pointwise operators gets no empty ufunc/). */
+static bool writes_into(const tge_ctx *c, const char *dir)
+{
+    size_t n = strlen(dir);
+    for (int i = 0; i < c->nfiles; i++)
+        if (strncmp(c->files[i].path, dir, n) == 0 && c->files[i].path[n] == '/') return true;
+    return false;
+}
+
 /* ------------------------------------------------------------------ entry point */
 
 int tge_emit_all(const tgm_model *m, const tge_options *o)
@@ -129,8 +139,10 @@ int tge_emit_all(const tgm_model *m, const tge_options *o)
     if (tgm_error_count() == errors_before) {
         make_dir(o->out_dir);
         if (m->ns) make_dir(tgs_fmt(c.arena, "%s/%s", o->out_dir, c.ops.prefix));
-        for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++)
-            make_dir(tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d])));
+        for (size_t d = 0; d < sizeof op_dirs / sizeof *op_dirs; d++) {
+            const char *dir = tgs_fmt(c.arena, "%s/%s", o->out_dir, tge_op_dir(&c, op_dirs[d]));
+            if (writes_into(&c, dir)) make_dir(dir);
+        }
         if (o->docs_dir) make_dir(o->docs_dir);
         for (int i = 0; i < c.nfiles; i++)
             if (!unchanged(&c.files[i])) write_file(&c.files[i]);
