@@ -9,9 +9,10 @@
 #     capability this machine has (TG_CPU_CAPABILITY=default, avx2, avx512);
 #   - and on the CUDA backend run by the CPU emulator (tests/cuda_emu: the CUDA=emu build).
 # Honours CC, CXX (ccache works: CCACHE_BASEDIR is set to the scratch copy) and EMU=0 (skip the
-# emulator). The emulator build starts from this tree's own, build/cuda-emu, when `make
-# test-cuda-emu` has left one (CI runs this check after `make test`): copied with its times, so
-# that only what the operator changes is compiled; else it builds the whole library once more.
+# emulator). Both builds start from this tree's own when there are ones (CI runs this check
+# after `make test`): build/ (the CPU library, and with nvcc the CUDA one: the operator's
+# generated .cu is compiled too) and build/cuda-emu (test-cuda-emu's), copied with their times,
+# so that only what the operator changes is compiled; else each builds the whole library.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 max=${MAX_FILES:-3}
@@ -51,10 +52,27 @@ blocks '/tmp/my_softsign_demo.c' | sed '/^EOF$/q' >demo.sh # the heredoc only
 snapshot() {
     find specs kernels runtime codegen templates -type f -newer "$1" 2>/dev/null | sort
 }
-echo "check-pointwise-op: full build (CPU) in $scratch"
+# A copy of the tree's build dir `sub` (its libraries, objects and dependency files, under the
+# same path so that they apply), when it has one; not the test, sanitizer and other builds
+# inside it.
+seed() {
+    [ -f "$root/$1/libtensorgen.a" ] && [ -f "$root/$1/gen.stamp" ] || return 1
+    mkdir -p "$1"
+    (cd "$root/$1" && tar --exclude=./tests --exclude=./bench --exclude=./san --exclude=./cuda-emu \
+        --exclude=./aarch64 --exclude=./fuzz --exclude=./fuzz-replay --exclude=./testops -cf - .) |
+        tar -xf - -C "$1"
+    echo "check-pointwise-op: starting from $1"
+}
+# The CPU build: the tree's build/ as it was made (CUDA as the Makefile decides), else CPU only.
+if seed build; then
+    cpu=(BUILD=build)
+else
+    cpu=(CUDA=0 BUILD=build-po)
+fi
+echo "check-pointwise-op: build (${cpu[*]}) in $scratch"
 start=$SECONDS
-make CC="$cc" CUDA=0 BUILD=build-po -j2 all >build.log 2>&1 || { tail -30 build.log; fail "the full build failed"; }
-echo "check-pointwise-op: full build took $((SECONDS - start)) s"
+make CC="$cc" CXX="$cxx" "${cpu[@]}" -j2 all >build.log 2>&1 || { tail -30 build.log; fail "the full build failed"; }
+echo "check-pointwise-op: build took $((SECONDS - start)) s"
 
 touch stamp && sleep 1
 bash add_op.sh
@@ -64,7 +82,7 @@ echo "check-pointwise-op: the page writes $n files (at most $max): $(echo $writt
 [ "$n" -le "$max" ] || fail "more than $max hand-written files for one pointwise operator"
 
 start=$SECONDS
-make CC="$cc" CUDA=0 BUILD=build-po -j2 all >rebuild.log 2>&1 || { tail -30 rebuild.log; fail "the rebuild failed"; }
+make CC="$cc" CXX="$cxx" "${cpu[@]}" -j2 all >rebuild.log 2>&1 || { tail -30 rebuild.log; fail "the rebuild failed"; }
 units=$(grep -oE ' -c [^ ]+\.(c|cu) ' rebuild.log | awk '{ print $2 }' | sort | uniq -c | awk '{ print $2 ($1 > 1 ? " (x" $1 ")" : "") }')
 echo "check-pointwise-op: rebuild took $((SECONDS - start)) s, compiled: $(echo $units)"
 changed=$(snapshot stamp)
@@ -73,8 +91,8 @@ extra=$(comm -23 <(printf '%s\n' "$changed") <(printf '%s\n' "$written") | sed '
 
 bash demo.sh # writes /tmp/my_softsign_demo.c; it is built here against this build
 prog=$scratch/my_softsign_demo
-$cc -std=c11 -O2 -Iruntime -Igenerated -o "$prog" /tmp/my_softsign_demo.c build-po/libtensorgen.a \
-    $(make -s CC="$cc" CUDA=0 BUILD=build-po print-libs)
+lib=$(make -s CC="$cc" "${cpu[@]}" print-libs)
+$cc -std=c11 -O2 -Iruntime -Igenerated -o "$prog" /tmp/my_softsign_demo.c "${cpu[-1]#BUILD=}"/libtensorgen.a $lib
 have() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 for cap in default avx2 avx512; do
     case $cap in
@@ -88,12 +106,7 @@ if [ "$emu" = 1 ]; then
     echo "check-pointwise-op: the CUDA backend on the emulator (CUDA=emu build)"
     start=$SECONDS
     emu_build=build/cuda-emu # test-cuda-emu's (the same flags), so its dependency files apply
-    if [ -f "$root/$emu_build/libtensorgen.a" ]; then
-        mkdir -p "$emu_build"
-        (cd "$root/$emu_build" && tar --exclude=./tests --exclude=./bench -cf - .) |
-            tar -xf - -C "$emu_build"
-        echo "check-pointwise-op: starting from $emu_build"
-    fi
+    seed "$emu_build" || true
     make CC="$cc" CXX="$cxx" CUDA=emu BUILD=$emu_build OPT=-O1 -j2 all >emu.log 2>&1 ||
         { tail -30 emu.log; fail "the emulator build failed"; }
     echo "check-pointwise-op: emulator build took $((SECONDS - start)) s," \
