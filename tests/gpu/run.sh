@@ -22,7 +22,7 @@ echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" >> "$OUT/gpu.txt"
 step() { echo "== $*"; }
 step "suite"
 t0=$(date +%s)
-TGEN=build/tgen timeout ${SUITE_TIMEOUT:-300} build/tests/tg_tests -j${JOBS:-16} --verbose 2>&1 |
+TGEN=build/tgen timeout ${SUITE_TIMEOUT:-420} build/tests/tg_tests -j${JOBS:-16} --verbose 2>&1 |
   grep -vE '^\[(RUN |PASS)\]|^\[====\] Running' > "$OUT/tests.log"
 echo "suite: $(( $(date +%s) - t0 )) s"
 grep -E '^\[(FAIL|----)\]|Synthesis|CRASH|SIGSEGV|Assertion' "$OUT/tests.log" | tail -40
