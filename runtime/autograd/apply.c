@@ -39,7 +39,7 @@ void tg__autograd_release_saved(tg_node *n)
 {
     const tg_ag_node_type *type = (const tg_ag_node_type *)n->vt;
     for (int i = 0; i < type->nsaves; i++) {
-        void *field = (char *)n + type->saves[i].to;
+        void *field = tg__ag_field(n, type->saves[i].to);
         if (type->saves[i].kind == TG_AG_SAVE_TENSOR) {
             tg_autograd_saved_release(field);
         } else if (type->saves[i].kind == TG_AG_SAVE_TENSORS) {

@@ -4,6 +4,7 @@
 #define TG_AUTOGRAD_AUTOGRAD_PRIVATE_H
 
 #include "autograd/autograd.h"
+#include "autograd/record.h"
 #include "core/rt_private.h"
 
 /* One hook, in a singly linked list kept in registration order. On a node (pre_hooks) it
@@ -97,5 +98,31 @@ void tg__hook_list_remove_retain(struct tg_hook_list **list, const tg_tensor *t)
 tg_tensor *tg__detached_alias(tg_tensor *t);
 /* "[torch.FloatTensor [3]]"-style description of t for messages. */
 char *tg__tensor_type_str(char *buf, size_t cap, const tg_tensor *t);
+
+/* record.c, forward_run.c, apply.c: a generated frame, node or result read at a byte offset of
+ * its descriptor (record.h). */
+static inline void *tg__ag_field(void *base, uint16_t off) { return (char *)base + off; }
+static inline tg_tensor *tg__ag_tensor_at(void *base, uint16_t off)
+{
+    return *(tg_tensor **)tg__ag_field(base, off);
+}
+static inline tg_tensor_list tg__ag_list_at(void *base, uint16_t off)
+{
+    return *(tg_tensor_list *)tg__ag_field(base, off);
+}
+/* Input `in` of a frame as n tensors: a TensorList's elements, or the one Tensor (through
+ * *one, which must outlive the use). */
+static inline tg_tensor *const *tg__ag_input_tensors(void *frame, const tg_ag_input *in,
+                                                     tg_tensor **one, int *n)
+{
+    if (in->list) {
+        tg_tensor_list l = tg__ag_list_at(frame, in->at);
+        *n = (int)l.len;
+        return l.data;
+    }
+    *one = tg__ag_tensor_at(frame, in->at);
+    *n = 1;
+    return one;
+}
 
 #endif

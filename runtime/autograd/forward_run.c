@@ -19,8 +19,6 @@
 
 #include <string.h>
 
-static void *field(void *base, uint16_t off) { return (char *)base + off; }
-
 static const tg_ag_input *input_of(const tg_ag_entry *e, int arg)
 {
     for (int i = 0; i < e->ninputs; i++)
@@ -39,13 +37,13 @@ typedef struct level_ctx {
 static tg_tensor *arg_tensor(const level_ctx *x, const tg_ag_input *in)
 {
     if (x->self && in->arg == 0) return x->self;
-    return *(tg_tensor **)field(x->c->frame, in->at);
+    return tg__ag_tensor_at(x->c->frame, in->at);
 }
 
 static bool has_tangent(const level_ctx *x, const tg_ag_input *in)
 {
     if (in->list) {
-        tg_tensor_list l = *(tg_tensor_list *)field(x->c->frame, in->at);
+        tg_tensor_list l = tg__ag_list_at(x->c->frame, in->at);
         return tg__fw_has_list(l.data, (int)l.len, x->level);
     }
     return tg__fw_has(arg_tensor(x, in), x->level);
@@ -54,11 +52,12 @@ static bool has_tangent(const level_ctx *x, const tg_ag_input *in)
 /* Loads input `in`'s tangent into the frame, once. 0 or -1. */
 static int load_tangent(const level_ctx *x, const tg_ag_input *in)
 {
-    void *slot = field(x->c->frame, in->tangent);
+    void *slot = tg__ag_field(x->c->frame, in->tangent);
     if (in->list) {
         tg_tensor_list *t = slot;
         if (t->data) return 0;
-        *t = tg__fw_tangents_or_zeros(*(tg_tensor_list *)field(x->c->frame, in->at), x->level);
+        *t = tg__fw_tangents_or_zeros(*(tg_tensor_list *)tg__ag_field(x->c->frame, in->at),
+                                      x->level);
         return t->data ? 0 : -1;
     }
     tg_tensor **t = slot, *v = arg_tensor(x, in);
@@ -89,7 +88,7 @@ static int output_tangent(const level_ctx *x, int *k)
     int end = *k;
     while (end < e->nterms && e->terms[end].output == first->output) end++;
     *k = end;
-    void *value = field(x->result, o->at);
+    void *value = tg__ag_field(x->result, o->at);
     if (o->kind == TG_AG_OUT_LIST) { /* one term giving every element's tangent */
         int ready = term_ready(x, first);
         if (ready <= 0) return ready;
@@ -118,7 +117,7 @@ static int alias_outputs(const level_ctx *x)
     for (int i = 0; i < e->noutputs; i++) {
         const tg_ag_output *o = &e->outputs[i];
         if (o->alias == TG_AG_NONE) continue;
-        void *value = field(x->result, o->at), *slot = field(x->c->frame, o->alias);
+        void *value = tg__ag_field(x->result, o->at), *slot = tg__ag_field(x->c->frame, o->alias);
         if (o->kind != TG_AG_OUT_TENSOR) {
             memcpy(slot, value, o->size);
             continue;
@@ -135,7 +134,7 @@ static void clear_level(const level_ctx *x)
     const tg_ag_entry *e = x->c->op->entry;
     void *frame = x->c->frame;
     for (int i = 0; i < e->ninputs; i++) {
-        void *slot = field(frame, e->inputs[i].tangent);
+        void *slot = tg__ag_field(frame, e->inputs[i].tangent);
         if (e->inputs[i].list) {
             tg_tensor_list_release(*(tg_tensor_list *)slot);
             *(tg_tensor_list *)slot = (tg_tensor_list){ NULL, 0 };
@@ -147,8 +146,8 @@ static void clear_level(const level_ctx *x)
     for (int i = 0; i < e->noutputs; i++) {
         const tg_ag_output *o = &e->outputs[i];
         if (o->alias == TG_AG_NONE || o->kind != TG_AG_OUT_TENSOR) continue;
-        tg_release(*(tg_tensor **)field(frame, o->alias));
-        *(tg_tensor **)field(frame, o->alias) = NULL;
+        tg_release(*(tg_tensor **)tg__ag_field(frame, o->alias));
+        *(tg_tensor **)tg__ag_field(frame, o->alias) = NULL;
     }
 }
 
@@ -157,7 +156,7 @@ static int run_level(const tg_ag_call *c, void *result, int level)
     level_ctx x = { c, result, level, NULL };
     tg_tensor **self_slot = NULL;
     if (c->self0) { /* the formulas read self as it was (PyTorch's original_self) */
-        self_slot = field(c->frame, c->op->entry->inputs[0].at);
+        self_slot = tg__ag_field(c->frame, c->op->entry->inputs[0].at);
         x.self = *self_slot;
         *self_slot = c->self0;
     }
@@ -171,11 +170,10 @@ static int run_level(const tg_ag_call *c, void *result, int level)
 static bool any_level(const tg_ag_entry *e, void *frame, int level)
 {
     for (int i = 0; i < e->ninputs; i++) {
-        void *v = field(frame, e->inputs[i].at);
-        bool has = e->inputs[i].list ? tg__fw_any_level(((tg_tensor_list *)v)->data,
-                                                        (int)((tg_tensor_list *)v)->len, level)
-                                     : tg__fw_any_level((tg_tensor **)v, 1, level);
-        if (has) return true;
+        tg_tensor *one;
+        int n;
+        tg_tensor *const *ts = tg__ag_input_tensors(frame, &e->inputs[i], &one, &n);
+        if (tg__fw_any_level(ts, n, level)) return true;
     }
     return false;
 }
@@ -185,7 +183,7 @@ static bool floating_output(const tg_ag_entry *e, void *result)
 {
     for (int i = 0; i < e->noutputs; i++) {
         const tg_ag_output *o = &e->outputs[i];
-        void *v = field(result, o->at);
+        void *v = tg__ag_field(result, o->at);
         if (!o->differentiable) continue;
         if (o->kind == TG_AG_OUT_TENSOR && *(tg_tensor **)v &&
             tg__gen_differentiable(*(tg_tensor **)v))

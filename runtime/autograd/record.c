@@ -20,20 +20,11 @@
 
 #include <string.h>
 
-/* ------------------------------------------------------------------ values by offset */
-
-static void *field(void *base, uint16_t off) { return (char *)base + off; }
-static tg_tensor *tensor_at(void *base, uint16_t off) { return *(tg_tensor **)field(base, off); }
-static tg_tensor_list list_at(void *base, uint16_t off)
-{
-    return *(tg_tensor_list *)field(base, off);
-}
-
 /* An in-place op's self: the first argument. */
 static tg_tensor *self_of(const tg_ag_entry *e, void *frame)
 {
     return e->ninputs && e->inputs[0].arg == 0 && !e->inputs[0].list
-               ? tensor_at(frame, e->inputs[0].at)
+               ? tg__ag_tensor_at(frame, e->inputs[0].at)
                : NULL;
 }
 
@@ -46,14 +37,10 @@ static bool list_result(const tg_ag_entry *e)
 static bool any_input(const tg_ag_entry *e, void *frame, bool (*test)(tg_tensor *const *, int))
 {
     for (int i = 0; i < e->ninputs; i++) {
-        const tg_ag_input *in = &e->inputs[i];
-        if (in->list) {
-            tg_tensor_list l = list_at(frame, in->at);
-            if (test(l.data, (int)l.len)) return true;
-        } else {
-            tg_tensor *t = tensor_at(frame, in->at);
-            if (test(&t, 1)) return true;
-        }
+        tg_tensor *one;
+        int n;
+        tg_tensor *const *ts = tg__ag_input_tensors(frame, &e->inputs[i], &one, &n);
+        if (test(ts, n)) return true;
     }
     return false;
 }
@@ -105,10 +92,10 @@ static int count_edges(const tg_ag_entry *e, void *frame)
 {
     if (!fails_at_backward(e))
         return e->nedges +
-               (e->list_edge >= 0 ? (int)list_at(frame, e->inputs[e->list_edge].at).len : 0);
+               (e->list_edge >= 0 ? (int)tg__ag_list_at(frame, e->inputs[e->list_edge].at).len : 0);
     int n = 0;
     for (int i = 0; i < e->ninputs; i++)
-        n += e->inputs[i].list ? (int)list_at(frame, e->inputs[i].at).len : 1;
+        n += e->inputs[i].list ? (int)tg__ag_list_at(frame, e->inputs[i].at).len : 1;
     return n;
 }
 
@@ -125,19 +112,19 @@ static void set_edges(const tg_ag_entry *e, void *frame, tg_node *node)
         for (int i = 0; i < e->ninputs; i++) {
             const tg_ag_input *in = &e->inputs[i];
             if (in->list) {
-                tg_tensor_list l = list_at(frame, in->at);
+                tg_tensor_list l = tg__ag_list_at(frame, in->at);
                 set_list_edges(node, next, l);
                 next += (int)l.len;
             } else {
-                tg_autograd_node_set_next_edge(node, next++, tensor_at(frame, in->at));
+                tg_autograd_node_set_next_edge(node, next++, tg__ag_tensor_at(frame, in->at));
             }
         }
         return;
     }
     for (int k = 0; k < e->nedges; k++)
-        tg_autograd_node_set_next_edge(node, k, tensor_at(frame, e->inputs[e->edges[k]].at));
+        tg_autograd_node_set_next_edge(node, k, tg__ag_tensor_at(frame, e->inputs[e->edges[k]].at));
     if (e->list_edge >= 0)
-        set_list_edges(node, e->nedges, list_at(frame, e->inputs[e->list_edge].at));
+        set_list_edges(node, e->nedges, tg__ag_list_at(frame, e->inputs[e->list_edge].at));
 }
 
 /* Bytes the node keeps after its struct for the inputs' int lists and strings. */
@@ -148,11 +135,11 @@ static size_t extra_bytes(const tg_ag_entry *e, void *frame)
         const tg_ag_save *s = &e->saves[i];
         if (s->output) continue;
         if (s->kind == TG_AG_SAVE_INTS)
-            n += tg__gen_ints_bytes(*(tg_int_list *)field(frame, s->from));
+            n += tg__gen_ints_bytes(*(tg_int_list *)tg__ag_field(frame, s->from));
         else if (s->kind == TG_AG_SAVE_LIST_SIZES)
-            n += (size_t)list_at(frame, s->from).len * sizeof(int64_t);
+            n += (size_t)tg__ag_list_at(frame, s->from).len * sizeof(int64_t);
         else if (s->kind == TG_AG_SAVE_STR)
-            n += tg__gen_str_bytes(*(const char **)field(frame, s->from));
+            n += tg__gen_str_bytes(*(const char **)tg__ag_field(frame, s->from));
     }
     return n;
 }
@@ -163,26 +150,27 @@ static size_t extra_bytes(const tg_ag_entry *e, void *frame)
 static int save_one(const tg_ag_save *s, tg_node *node, void *src, int index, void *frame,
                     char **cursor, bool copy)
 {
-    void *to = field(node, s->to);
-    /* The kinds that save a tensor or its properties read a tg_tensor * at src; the others
-     * another type, perhaps 4-byte aligned. */
-    tg_tensor *t = s->kind <= TG_AG_SAVE_DEVICE ? *(tg_tensor **)src : NULL;
+    void *to = tg__ag_field(node, s->to);
+    /* src holds a tg_tensor * for the kinds that save a tensor or its properties, read in
+     * their cases only: for the others it is another type, perhaps 4-byte aligned. */
     switch ((tg_ag_save_kind)s->kind) {
-    case TG_AG_SAVE_TENSOR:
-        if (copy) {
+    case TG_AG_SAVE_TENSOR: {
+        tg_tensor *t = tg__ag_tensor_at(src, 0);
+        if (!copy) {
+            tg_autograd_save(to, t, s->output, s->output ? index : 0);
+        } else {
             if (!(t = tg__autograd_clone(t))) return -1;
             tg_autograd_save(to, t, false, 0);
             tg_release(t);
-        } else {
-            tg_autograd_save(to, t, s->output, s->output ? index : 0);
         }
         break;
-    case TG_AG_SAVE_DEFINED: *(bool *)to = t != NULL; break;
-    case TG_AG_SAVE_SIZES: tg__saved_sizes_save(to, t); break;
-    case TG_AG_SAVE_DIM: *(int64_t *)to = tg_tensor_dim(t); break;
-    case TG_AG_SAVE_NUMEL: *(int64_t *)to = tg_tensor_numel(t); break;
-    case TG_AG_SAVE_DTYPE: *(tg_dtype *)to = tg_tensor_dtype(t); break;
-    case TG_AG_SAVE_DEVICE: *(tg_device *)to = tg_tensor_device(t); break;
+    }
+    case TG_AG_SAVE_DEFINED: *(bool *)to = tg__ag_tensor_at(src, 0) != NULL; break;
+    case TG_AG_SAVE_SIZES: tg__saved_sizes_save(to, tg__ag_tensor_at(src, 0)); break;
+    case TG_AG_SAVE_DIM: *(int64_t *)to = tg_tensor_dim(tg__ag_tensor_at(src, 0)); break;
+    case TG_AG_SAVE_NUMEL: *(int64_t *)to = tg_tensor_numel(tg__ag_tensor_at(src, 0)); break;
+    case TG_AG_SAVE_DTYPE: *(tg_dtype *)to = tg_tensor_dtype(tg__ag_tensor_at(src, 0)); break;
+    case TG_AG_SAVE_DEVICE: *(tg_device *)to = tg_tensor_device(tg__ag_tensor_at(src, 0)); break;
     case TG_AG_SAVE_VALUE: memcpy(to, src, s->size); break;
     case TG_AG_SAVE_INTS:
         *(tg_int_list *)to = tg__gen_keep_ints(*(tg_int_list *)src, cursor);
@@ -215,14 +203,14 @@ static int make_node(tg_ag_call *c, int noutputs)
         ((ni_node *)c->node)->why = e->why;
         return 0;
     }
-    char *cursor = (char *)c->node + e->node_size;
+    char *cursor = tg__ag_field(c->node, e->node_size);
     for (int i = 0; i < e->nsaves; i++) {
         const tg_ag_save *s = &e->saves[i];
         /* An in-place op's formulas need self as it was: a copy made before the op. */
         bool copy = c->op->inplace && !s->output && s->kind == TG_AG_SAVE_TENSOR && e->ninputs &&
                     e->inputs[0].arg == 0 && s->from == e->inputs[0].at;
         if (!s->output &&
-            save_one(s, c->node, field(c->frame, s->from), 0, c->frame, &cursor, copy)) {
+            save_one(s, c->node, tg__ag_field(c->frame, s->from), 0, c->frame, &cursor, copy)) {
             tg_autograd_node_release(c->node);
             c->node = NULL;
             return -1;
@@ -252,7 +240,7 @@ int tg__autograd_begin(tg_ag_call *c, const tg_ag_op *op, void *frame)
 
 static tg_tensor *output_tensor(const tg_ag_output *o, void *result)
 {
-    return o->kind == TG_AG_OUT_TENSOR ? tensor_at(result, o->at) : NULL;
+    return o->kind == TG_AG_OUT_TENSOR ? tg__ag_tensor_at(result, o->at) : NULL;
 }
 
 /* The call failed: every Tensor output is NULL (an operator with an output mask leaves those
@@ -263,18 +251,18 @@ static bool call_failed(const tg_ag_entry *e, void *result)
     for (int i = 0; i < e->noutputs; i++) {
         const tg_ag_output *o = &e->outputs[i];
         if (o->kind != TG_AG_OUT_TENSOR) continue;
-        if (tensor_at(result, o->at)) return false;
+        if (tg__ag_tensor_at(result, o->at)) return false;
         any_tensor = true;
     }
-    return any_tensor || !list_at(result, e->outputs[0].at).data;
+    return any_tensor || !tg__ag_list_at(result, e->outputs[0].at).data;
 }
 
 static void release_result(const tg_ag_entry *e, void *result)
 {
     for (int i = 0; i < e->noutputs; i++) {
         const tg_ag_output *o = &e->outputs[i];
-        if (o->kind == TG_AG_OUT_TENSOR) tg_release(tensor_at(result, o->at));
-        else if (o->kind == TG_AG_OUT_LIST) tg_tensor_list_release(list_at(result, o->at));
+        if (o->kind == TG_AG_OUT_TENSOR) tg_release(tg__ag_tensor_at(result, o->at));
+        else if (o->kind == TG_AG_OUT_LIST) tg_tensor_list_release(tg__ag_list_at(result, o->at));
     }
     memset(result, 0, e->result_size);
 }
@@ -282,7 +270,7 @@ static void release_result(const tg_ag_entry *e, void *result)
 static void set_history(const tg_ag_entry *e, tg_node *node, void *result)
 {
     if (list_result(e)) {
-        tg_tensor_list l = list_at(result, e->outputs[0].at);
+        tg_tensor_list l = tg__ag_list_at(result, e->outputs[0].at);
         for (int64_t k = 0; (e->outputs[0].differentiable || fails_at_backward(e)) && k < l.len;
              k++)
             if (l.data[k] && tg__gen_differentiable(l.data[k]))
@@ -304,7 +292,8 @@ static void save_outputs(const tg_ag_entry *e, tg_node *node, void *result)
     for (int i = 0; i < e->nsaves; i++) {
         const tg_ag_save *s = &e->saves[i];
         if (s->output)
-            save_one(s, node, field(result, e->outputs[s->from].at), s->from, NULL, NULL, false);
+            save_one(s, node, tg__ag_field(result, e->outputs[s->from].at), s->from, NULL, NULL,
+                     false);
     }
 }
 
@@ -315,7 +304,7 @@ int tg__autograd_end(tg_ag_call *c, void *result)
     const tg_ag_entry *e = c->op->entry;
     int rc = call_failed(e, result) ? -1 : 0;
     if (rc == 0 && c->grad && list_result(e))
-        rc = make_node(c, (int)list_at(result, e->outputs[0].at).len);
+        rc = make_node(c, (int)tg__ag_list_at(result, e->outputs[0].at).len);
     if (rc == 0 && c->grad) set_history(e, c->node, result);
     if (rc == 0 && c->fw) rc = tg__fw_run(c, result);
     if (rc == 0 && c->grad && !fails_at_backward(e)) save_outputs(e, c->node, result);

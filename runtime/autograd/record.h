@@ -40,8 +40,7 @@ typedef struct tg_ag_input {
 } tg_ag_input;
 
 /* One value a node keeps, from the frame (before the op runs) or from an output (after). The
- * same table serves an entry's functional and in-place operators. The kinds that read a tensor
- * come first, up to TG_AG_SAVE_DEVICE (record.c reads a tg_tensor * for those only). */
+ * same table serves an entry's functional and in-place operators. */
 typedef enum tg_ag_save_kind {
     TG_AG_SAVE_TENSOR,     /* tg_saved; an output is kept as a detached alias, and an in-place
                              * op's self as it was (a copy, recorded) */
