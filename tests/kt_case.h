@@ -152,7 +152,7 @@ typedef struct kt_dtypes {
 typedef struct kt_pair {
     tg_dtype a, b;
 } kt_pair;
-#define KT_PAIRS(array) .pairs = (array), .npairs = (int)(sizeof(array) / sizeof((array)[0]))
+#define KT_PAIRS(array) .pairs = (array), .npairs = (int)KT_NUMEL(array)
 #define KT_FLOATS                                              \
     {                                                          \
         4, { TG_FLOAT32, TG_FLOAT64, TG_FLOAT16, TG_BFLOAT16 } \
@@ -231,7 +231,7 @@ typedef struct kt_case {
 /* A case over a list of operators: the parameter picks one (named after it in messages), the
  * case's function and forms are kt_sweep, kt_sweep_out, kt_sweep_inplace, which run that
  * operator's (a form it lacks is skipped). */
-#define KT_OPS(list) .ops = (list), .count = (int)(sizeof(list) / sizeof((list)[0]))
+#define KT_OPS(list) .ops = (list), .count = (int)KT_NUMEL(list)
 int kt_sweep(tg_tensor *const *x, const kt_arg *a, tg_tensor **y);
 int kt_sweep_out(tg_tensor *const *x, const kt_arg *a, tg_tensor **y);
 int kt_sweep_inplace(tg_tensor *const *x, const kt_arg *a, tg_tensor **y);

@@ -64,6 +64,9 @@ static inline void kt_release_n(tg_tensor *const *ts, size_t n)
     kt_release_n((tg_tensor *const[]){ __VA_ARGS__ }, \
                  sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *))
 
+/* A kernel's three results released. */
+static inline void kt_release_tensors3(tg_tensors3 r) { kt_release_all(r.r0, r.r1, r.r2); }
+
 /* The number of elements of a static array. */
 #define KT_NUMEL(a) ((int64_t)(sizeof(a) / sizeof((a)[0])))
 

@@ -158,16 +158,16 @@ tg_tensor *tg__ufunc_cpu_run(tg_ufunc_call *call, const tg_ufunc_fns *fns,
     tg_iter it;
     call->backend = "cpu";
     if (call->meta(&it, call, 0) != 0) return NULL;
-    /* Field by field: the parameters' arrays are filled for the compute dtype only, and
-     * zeroing them would be most of a 1-element call's cost here. */
+    /* Field by field: the parameters are filled for the compute dtype only and the loops read
+     * the dtypes of the iteration's operands only; zeroing the rest would be most of a
+     * 1-element call's cost here. */
     tg_ufunc_ctx ctx;
     ctx.fns = fns;
     ctx.loops = loops;
     ctx.dtype = it.dtype;
     ctx.int_div = call->int_div;
     ctx.zero_div = 0;
-    for (int j = 0; j <= TG_UFUNC_MAX_IN; j++)
-        ctx.dtypes[j] = j < it.nops ? it.dtypes[j] : TG_FLOAT32;
+    for (int j = 0; j < it.nops && j <= TG_UFUNC_MAX_IN; j++) ctx.dtypes[j] = it.dtypes[j];
     tg__ufunc_params(call, it.dtype, &ctx.p);
     tg__iter_for_each(&it, pick_loop(&it, &ctx), &ctx);
     if (ctx.zero_div) {

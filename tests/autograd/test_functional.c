@@ -45,11 +45,6 @@ static void make_inputs(const problem *p, const double *const *vals, tg_tensor *
         out[i] = kt_tensor(vals[i], p->shapes[i], p->ndims[i], TG_FLOAT64);
 }
 
-static void release_all(tg_tensor **t, int n)
-{
-    for (int i = 0; i < n; i++) tg_release(t[i]);
-}
-
 static int ret1(tg_tensor **out, tg_tensor *t)
 {
     out[0] = t;
@@ -185,8 +180,8 @@ Test(functional, jvp_mlp_forward_mode_matches_forward_ad)
                  0, "%s", tg_last_error());
     expect_list(jvp, (const double *const[]){ fx_mlp_relu_jvp }, (int64_t[]){ 12 }, 1, "relu jvp");
     tg_tensor_list_release(jvp);
-    release_all(x, 5);
-    release_all(t, 5);
+    kt_release_n(x, 5);
+    kt_release_n(t, 5);
     kt_assert_no_leak(base);
 }
 
@@ -204,8 +199,8 @@ Test(functional, jvp_ce_and_block)
     expect_list(outs, (const double *const[]){ fx_ce_out }, (int64_t[]){ 1 }, 1, "ce out");
     expect_list(jvp, (const double *const[]){ fx_ce_jvp }, (int64_t[]){ 1 }, 1, "ce jvp");
     tg_scope_end();
-    release_all(x, 1);
-    release_all(t, 1);
+    kt_release_n(x, 1);
+    kt_release_n(t, 1);
 
     make_inputs(&BLOCK, BLOCK_IN, x);
     make_inputs(&BLOCK, BLOCK_TAN, t);
@@ -216,8 +211,8 @@ Test(functional, jvp_ce_and_block)
     expect_list(outs, (const double *const[]){ fx_block_out }, (int64_t[]){ 24 }, 1, "block out");
     expect_list(jvp, (const double *const[]){ fx_block_jvp }, (int64_t[]){ 24 }, 1, "block jvp");
     tg_scope_end();
-    release_all(x, 6);
-    release_all(t, 6);
+    kt_release_n(x, 6);
+    kt_release_n(t, 6);
     tg_release(y);
     kt_assert_no_leak(base);
 }
@@ -246,8 +241,8 @@ Test(functional, vjp_mlp_ce_block)
         n, 5, "vjp");
     cr_expect(!tg_tensor_requires_grad(x[0]) && !tg_tensor_grad(x[1]), "the inputs are untouched");
     tg_scope_end();
-    release_all(x, 5);
-    release_all(v, 2);
+    kt_release_n(x, 5);
+    kt_release_n(v, 2);
 
     /* v empty for a scalar output: PyTorch's v=None */
     tg_tensor *y = target((int64_t[]){ 1, 0, 3 }, 3);
@@ -258,7 +253,7 @@ Test(functional, vjp_mlp_ce_block)
         "%s", tg_last_error());
     expect_list(vjp, (const double *const[]){ fx_ce_grad }, (int64_t[]){ 12 }, 1, "ce grad");
     tg_scope_end();
-    release_all(x, 1);
+    kt_release_n(x, 1);
     tg_release(y);
 
     make_inputs(&BLOCK, BLOCK_IN, x);
@@ -273,7 +268,7 @@ Test(functional, vjp_mlp_ce_block)
                                          fx_block_vjp4, fx_block_vjp5 },
                 n, 6, "block vjp");
     tg_scope_end();
-    release_all(x, 6);
+    kt_release_n(x, 6);
     tg_release(v[0]);
     kt_assert_no_leak(base);
 }
@@ -315,7 +310,7 @@ Test(functional, jacobian_mlp_both_strategies)
     for (int b = 0; b < 10; b++) expect_same(jac[1].data[b], jac[0].data[b], 1e-12, "agree");
     tg_tensor_list_release(jac[0]);
     tg_tensor_list_release(jac[1]);
-    release_all(x, 5);
+    kt_release_n(x, 5);
     kt_assert_no_leak(base);
 }
 
@@ -334,7 +329,7 @@ Test(functional, jacobian_block_both_strategies)
         kt_assert_close(jac.data[0], fx_block_jac_x, 576, RTOL, ATOL, "block jacobian");
     }
     tg_scope_end();
-    release_all(x, 6);
+    kt_release_n(x, 6);
     kt_assert_no_leak(base);
 }
 
@@ -374,7 +369,7 @@ Test(functional, unused_input_gives_zeros)
                  0, "%s", tg_last_error());
     kt_assert_close(jvp.data[0], (double[]){ 2, 4, 6 }, 3, 0, 0, "jvp");
     tg_scope_end();
-    release_all(in, 2);
+    kt_release_n(in, 2);
     kt_assert_no_leak(base);
 }
 
@@ -431,7 +426,7 @@ Test(functional, hessian_mlp_loss_both_outer_strategies)
         expect_symmetric(h[s], &MLP);
     }
     tg_scope_end();
-    release_all(x, 5);
+    kt_release_n(x, 5);
     tg_release(y);
     kt_assert_no_leak(base);
 }
@@ -452,7 +447,7 @@ Test(functional, hessian_ce_and_block)
         expect_symmetric(h, &CE);
     }
     tg_scope_end();
-    release_all(x, 1);
+    kt_release_n(x, 1);
     tg_release(y);
 
     /* the block's loss w.r.t. (x, layer-norm weight), the rest fixed through ctx */
@@ -472,7 +467,7 @@ Test(functional, hessian_ce_and_block)
         expect_symmetric(h, &XW);
     }
     tg_scope_end();
-    release_all(x, 6);
+    kt_release_n(x, 6);
     kt_assert_no_leak(base);
 }
 
@@ -506,8 +501,8 @@ Test(functional, hvp_forward_over_reverse_and_vhp)
         (const double *const[]){ fx_mlp_vhp0, fx_mlp_vhp1, fx_mlp_vhp2, fx_mlp_vhp3, fx_mlp_vhp4 },
         n, 5, "vhp");
     tg_tensor_list_release(vhp);
-    release_all(x, 5);
-    release_all(v, 5);
+    kt_release_n(x, 5);
+    kt_release_n(v, 5);
     tg_release(y);
 
     make_inputs(&BLOCK, BLOCK_IN, x);
@@ -523,8 +518,8 @@ Test(functional, hvp_forward_over_reverse_and_vhp)
                                          fx_block_hvp4, fx_block_hvp5 },
                 n, 6, "block hvp");
     tg_scope_end();
-    release_all(x, 6);
-    release_all(v, 6);
+    kt_release_n(x, 6);
+    kt_release_n(v, 6);
 
     y = target((int64_t[]){ 1, 0, 3 }, 3);
     make_inputs(&CE, (const double *const[]){ fx_ce_in0 }, x);
@@ -535,8 +530,8 @@ Test(functional, hvp_forward_over_reverse_and_vhp)
         "%s", tg_last_error());
     expect_list(hvp, (const double *const[]){ fx_ce_hvp }, (int64_t[]){ 12 }, 1, "ce hvp");
     tg_scope_end();
-    release_all(x, 1);
-    release_all(v, 1);
+    kt_release_n(x, 1);
+    kt_release_n(v, 1);
     tg_release(y);
     kt_assert_no_leak(base);
 }
@@ -568,8 +563,8 @@ Test(functional, hvp_through_relu)
                                          fx_mlp_relu_sq_hvp4 },
                 n, 5, "relu hvp");
     tg_tensor_list_release(hvp);
-    release_all(x, 5);
-    release_all(v, 5);
+    kt_release_n(x, 5);
+    kt_release_n(v, 5);
     kt_assert_no_leak(base);
 }
 
@@ -608,8 +603,8 @@ Test(functional, create_graph_composes_with_grad)
                  tg_last_error());
     kt_assert_close(ht[0], fx_ce_hvp, 12, RTOL, ATOL, "H t by jvp(create_graph) then grad");
     tg_scope_end();
-    release_all(x, 1);
-    release_all(t, 1);
+    kt_release_n(x, 1);
+    kt_release_n(t, 1);
     tg_release(y);
     kt_assert_no_leak(base);
 }
@@ -646,8 +641,8 @@ Test(functional, jvp_of_jvp_is_a_second_derivative)
     kt_assert_close(outs.data[0], fx_ce_jvp, 1, RTOL, ATOL, "inner jvp: grad . t");
     kt_assert_close(jvp.data[0], fx_ce_tHt, 1, RTOL, ATOL, "outer jvp: t^T H t");
     tg_scope_end();
-    release_all(x, 1);
-    release_all(t, 1);
+    kt_release_n(x, 1);
+    kt_release_n(t, 1);
     tg_release(y);
     kt_assert_no_leak(base);
 }
@@ -745,8 +740,8 @@ Test(functional, errors_in_pytorch_words_and_nothing_leaks)
     kt_assert_error("hessian: expected at least one input tensor");
 
     cr_assert_null(l.data);
-    release_all(x, 5);
-    release_all(t, 5);
+    kt_release_n(x, 5);
+    kt_release_n(t, 5);
     tg_release(y);
     kt_assert_no_leak(base);
 }

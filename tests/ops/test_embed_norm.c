@@ -38,8 +38,6 @@ static void close_grad(const tg_tensor *t, const double *want, int64_t n, tg_dty
     tg_release(g);
 }
 
-static void release3(tg_tensors3 r) { kt_release_all(r.r0, r.r1, r.r2); }
-
 /* ---------------------------------------------------------------- layer norm */
 
 Test(embed_norm, native_layer_norm_forward_backward)
@@ -105,7 +103,7 @@ Test(embed_norm, native_layer_norm_forward_backward)
                 close_t(gr.r1, cs[c].gw, 60 / 3 / (c == 1 ? 1 : 4), dt, "grad_weight");
                 close_t(gr.r2, cs[c].gb, 60 / 3 / (c == 1 ? 1 : 4), dt, "grad_bias");
             }
-            release3(gr);
+            kt_release_tensors3(gr);
             if (full) {
                 /* weight and bias only; then bias only */
                 gr = tg_native_layer_norm_backward(g, x, cs[c].ns, r.r1, r.r2, cs[c].w, cs[c].b,
@@ -113,15 +111,15 @@ Test(embed_norm, native_layer_norm_forward_backward)
                 cr_expect_null(gr.r0);
                 close_t(gr.r1, cs[c].gw, 60 / 3 / (c == 1 ? 1 : 4), dt, "grad_weight only");
                 close_t(gr.r2, cs[c].gb, 60 / 3 / (c == 1 ? 1 : 4), dt, "grad_bias only");
-                release3(gr);
+                kt_release_tensors3(gr);
                 gr = tg_native_layer_norm_backward(g, x, cs[c].ns, r.r1, r.r2, cs[c].w, cs[c].b,
                                                    TG_BOOLS(false, false, true));
                 cr_expect_null(gr.r0);
                 cr_expect_null(gr.r1);
                 close_t(gr.r2, cs[c].gb, 60 / 3 / (c == 1 ? 1 : 4), dt, "grad_bias alone");
-                release3(gr);
+                kt_release_tensors3(gr);
             }
-            release3(r);
+            kt_release_tensors3(r);
         }
         tg_tensor *ts[] = { x, g, w5, b5, w45, b45 };
         for (int i = 0; i < 6; i++) tg_release(ts[i]);
@@ -171,22 +169,22 @@ Test(embed_norm, layer_norm_non_contiguous_and_empty)
     double *bv = kt_values(b.r0);
     kt_assert_close(a.r0, bv, 12, 0, 1e-15, "transposed");
     free(bv);
-    release3(a);
-    release3(b);
+    kt_release_tensors3(a);
+    kt_release_tensors3(b);
     /* no rows: empty outputs; empty rows: mean 0, rstd nan (PyTorch's) */
     tg_tensor *e = T(NULL, TG_FLOAT32, 0, 3);
     a = tg_native_layer_norm(e, (tg_int_list){ ns1, 1 }, NULL, NULL, 1e-5);
     cr_assert(a.r0, "%s", tg_last_error());
     cr_assert_eq(tg_tensor_numel(a.r0), 0);
     cr_assert_eq(tg_tensor_numel(a.r1), 0);
-    release3(a);
+    kt_release_tensors3(a);
     tg_tensor *e2 = T(NULL, TG_FLOAT32, 2, 0);
     a = tg_native_layer_norm(e2, (tg_int_list){ ns0, 1 }, NULL, NULL, 1e-5);
     cr_assert(a.r0, "%s", tg_last_error());
     static const double want_m[2] = { 0, 0 }, want_r[2] = { NAN, NAN };
     kt_assert_close(a.r1, want_m, 2, 0, 0, "empty rows mean");
     kt_assert_close(a.r2, want_r, 2, 0, 0, "empty rows rstd");
-    release3(a);
+    kt_release_tensors3(a);
     tg_tensor *ts[] = { x, xt, xc, e, e2 };
     for (int i = 0; i < 5; i++) tg_release(ts[i]);
     kt_assert_no_leak(base);
@@ -236,7 +234,7 @@ Test(embed_norm, layer_norm_errors)
     gr = tg_native_layer_norm_backward(x, x, (tg_int_list){ ns4, 1 }, w3, r.r2, NULL, NULL,
                                        TG_BOOLS(true, false, false));
     kt_expect_error(gr.r0, "Expected mean to have 2 elements, but got 3");
-    release3(r);
+    kt_release_tensors3(r);
     tg_tensor *ts[] = { x, w3, b22, w4d, xi };
     for (int i = 0; i < 5; i++) tg_release(ts[i]);
     kt_assert_no_leak(base);

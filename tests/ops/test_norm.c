@@ -28,8 +28,6 @@ static void close3(const tg_tensor *t, const double *want, int64_t n, tg_dtype d
     kt_assert_close(t, want, n, rtol, atol, what);
 }
 
-static void release3(tg_tensors3 r) { kt_release_all(r.r0, r.r1, r.r2); }
-
 Test(norm, batch_norm_train_forward_backward)
 {
     for (int k = 0; k < 2; k++) {
@@ -48,15 +46,15 @@ Test(norm, batch_norm_train_forward_backward)
         close3(gr.r0, fx_bn_train_gx, 60, dt, "grad_input");
         close3(gr.r1, fx_bn_train_gw, 3, dt, "grad_weight");
         close3(gr.r2, fx_bn_train_gb, 3, dt, "grad_bias");
-        release3(gr);
+        kt_release_tensors3(gr);
         /* only the input's gradient */
         gr = tg_native_batch_norm_backward(g, x, w, rm, rv, r.r1, r.r2, true, 1e-5,
                                            TG_BOOLS(true, false, false));
         close3(gr.r0, fx_bn_train_gx, 60, dt, "grad_input only");
         cr_expect_null(gr.r1);
         cr_expect_null(gr.r2);
-        release3(gr);
-        release3(r);
+        kt_release_tensors3(gr);
+        kt_release_tensors3(r);
         tg_tensor *ts[] = { x, w, b, rm, rv, g };
         for (int i = 0; i < 6; i++) tg_release(ts[i]);
         kt_assert_no_leak(base);
@@ -98,8 +96,8 @@ Test(norm, batch_norm_eval)
         close3(gr.r0, fx_bn_eval_gx, 60, dt, "grad_input");
         close3(gr.r1, fx_bn_eval_gw, 3, dt, "grad_weight");
         close3(gr.r2, fx_bn_eval_gb, 3, dt, "grad_bias");
-        release3(gr);
-        release3(r);
+        kt_release_tensors3(gr);
+        kt_release_tensors3(r);
         tg_tensor *ts[] = { x, w, b, rm, rv, g };
         for (int i = 0; i < 6; i++) tg_release(ts[i]);
         kt_assert_no_leak(base);
@@ -171,8 +169,8 @@ Test(norm, group_norm_forward_backward)
         close3(gr.r0, fx_gn_gx, 72, dt, "grad_input");
         close3(gr.r1, fx_gn_gw, 6, dt, "grad_weight");
         close3(gr.r2, fx_gn_gb, 6, dt, "grad_bias");
-        release3(gr);
-        release3(r);
+        kt_release_tensors3(gr);
+        kt_release_tensors3(r);
         /* the composite, with autograd */
         tg_tensor_set_requires_grad(x, true);
         tg_tensor_set_requires_grad(w, true);

@@ -9,8 +9,6 @@
 #include "kt_case.h"
 #include "../fixtures/advanced_index_fixtures.h"
 
-#define NUMEL(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* The case's indices, on the device, or (host) on the CPU. */
 static tg_tensor_list indices_of(const fx_ai_case *c, const kt_arg *a, bool host, tg_tensor **items)
 {
@@ -110,13 +108,13 @@ KT_FN(f_too_many)
 
 static const kt_case advanced_index_cases[] = {
     KT_CASE("index.Tensor", "every fixture case, device and host indices", f_index, { { 0 } },
-            { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } }, &kt_exact, .count = NUMEL(fx_ai_cases),
+            { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } }, &kt_exact, .count = KT_NUMEL(fx_ai_cases),
             .param_name = case_name),
     KT_CASE("index_put_", "every fixture case, functional and in place", f_index_put, { { 0 } },
             { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } }, &kt_tol_scatter,
-            .count = NUMEL(fx_ai_cases), .param_name = case_name),
+            .count = KT_NUMEL(fx_ai_cases), .param_name = case_name),
     KT_CASE("masked_select", "every fixture case", f_masked_select, { { 0 } }, { 0 }, &kt_exact,
-            .count = NUMEL(fx_ms_cases), .param_name = masked_select_name),
+            .count = KT_NUMEL(fx_ms_cases), .param_name = masked_select_name),
     KT_CASE("index.Tensor", "a transposed self by (8, 50) indices", f_index_transposed, { LARGE },
             KT_ONE(TG_FLOAT32), &kt_exact),
     KT_CASE("index_put_", "into a transposed self, (8, 50) duplicates accumulated",

@@ -8,8 +8,6 @@
 #include "kt_case.h"
 #include "../fixtures/index_fixtures.h"
 
-#define NUMEL(a) ((int)(sizeof(a) / sizeof((a)[0])))
-
 /* The case's operator, functional or in place on a clone of x. */
 static tg_tensor *run(const fx_idx_case *c, tg_tensor *x, tg_tensor *i, tg_tensor *s, bool inplace)
 {
@@ -103,7 +101,7 @@ KT_FN(f_index_add_bad)
 static const kt_case index_cases[] = {
     KT_CASE("index_select", "every fixture case, functional and in place", f_case, { { 0 } },
             { 3, { TG_FLOAT64, TG_FLOAT32, TG_INT64 } }, &kt_tol_scatter,
-            .count = NUMEL(fx_idx_cases), .param_name = case_name,
+            .count = KT_NUMEL(fx_idx_cases), .param_name = case_name,
             KT_ALSO("gather.out", "scatter.src_out", "scatter.value_out", "scatter.reduce_out",
                     "scatter.value_reduce_out", "scatter_add.out", "scatter_reduce.two_out",
                     "index_add.out")),
@@ -117,7 +115,7 @@ static const kt_case index_cases[] = {
         { { KT_RAND(-1, 1, 40, 50), .seed = 3 }, { KT_RAND_OF(TG_INT64, 0, 40, 1000), .seed = 6 } },
         KT_ONE(TG_FLOAT32), &kt_exact),
     KT_CASE("nonzero", "every fixture case", f_nonzero, { { 0 } }, { 0 }, &kt_exact,
-            .count = NUMEL(fx_nz_cases), .param_name = nonzero_name),
+            .count = KT_NUMEL(fx_nz_cases), .param_name = nonzero_name),
     KT_CASE("nonzero", "(3, 120, 100)", f_nonzero_large,
             { { KT_RAND_OF(TG_INT64, -1, 2, 3, 120, 100), .seed = 9 } }, { 0 }, &kt_exact),
     KT_CASE("gather.out", "index 7 of 5 rows: refused, nothing written", f_out_of_bounds, { X_5_4 },
