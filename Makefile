@@ -33,7 +33,7 @@ NATIVE   ?= 0
 OPT      ?= -O3 $(if $(filter 1,$(NATIVE)),-march=native)
 CSTD     := -std=c11 -D_GNU_SOURCE
 WARN     := -Wall -Wextra -Wno-unused-parameter
-INCLUDES := -Iruntime -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
+INCLUDES := -Iruntime -Inn -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
 # cJSON (libcjson-dev) parses safetensors headers (runtime/io/, which alone sees its header
 # directory; the aarch64 check passes it too) and is linked into the library.
 CJSON_CFLAGS := $(shell pkg-config --cflags libcjson 2>/dev/null || echo -I/usr/include/cjson)
@@ -69,7 +69,7 @@ ifeq ($(CUDA),1)
   CUDA_LIBS   := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcudart -lstdc++
   CUDA_ARCH   ?= -gencode arch=compute_90,code=sm_90 -gencode arch=compute_90,code=compute_90
   NVCC_FLAGS  := -std=c++17 -O3 -Xcompiler -fPIC $(CUDA_ARCH) -DTG_WITH_CUDA \
-                 -Iruntime -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda \
+                 -Iruntime -Inn -Igenerated -Ikernels/common -Ikernels -Ikernels/cuda \
                  -I$(CUDA_HOME)/include/cccl $(NVCCFLAGS)
   CU_SRC      := $(wildcard kernels/cuda/*.cu generated/ufunc/*_cuda.cu)
   # cuDNN, when the toolkit has it (CUDNN=0 leaves it out): the convolutions' first choice
@@ -113,8 +113,9 @@ LIB_WARN   := -Werror=missing-prototypes
 # -fno-semantic-interposition: calls between the library's own functions are direct even when
 # the callee is exported (it is linked with -Bsymbolic-functions).
 LIB_CFLAGS = $(CSTD) $(OPT) $(WARN) $(LIB_WARN) -fPIC -fno-semantic-interposition $(TLS_FLAGS) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CORE_SAN) $(BACKEND_CFLAGS) $(CFLAGS)
-# What the core library links: no CUDA library (the backend brings its own).
-LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) $(CJSON_LIBS) -fopenmp -lm -lpthread -ldl
+# What the core library links: no CUDA library (the backend brings its own). zlib reads the
+# gzip'ed digits of nn/data/digits.c.
+LIBS       := $(BLAS_LIBS) $(SLEEF_LIBS) $(CJSON_LIBS) -lz -fopenmp -lm -lpthread -ldl
 YAML_LIBS  := $(shell pkg-config --libs yaml-0.1 2>/dev/null || echo -lyaml)
 
 # Sanitizer flavour of everything, used by `make test`.
@@ -140,11 +141,14 @@ CAP_SRC := $(wildcard kernels/cpu/cap/*.c generated/ufunc/*_cap.c)
 
 # ------------------------------------------------------------------ sources
 TGEN_SRC  := $(wildcard codegen/*.c codegen/*/*.c)
+# The floor above the operators (nn/: modules, state, optimizers, data; docs/nn.md), written
+# with the public API only and built into the same library, as torch.nn ships with torch.
+NN_SRC    := $(wildcard nn/*.c nn/*/*.c)
 # The core library, libtensorgen: everything but the CUDA backend, the same in every build.
 LIB_SRC   := $(filter-out runtime/cuda/%,$(wildcard runtime/*/*.c)) $(wildcard kernels/cpu/*.c) \
              $(wildcard kernels/common/*.c) $(wildcard kernels/composite/*.c) \
              $(filter-out generated/tg_register_cuda.c,$(wildcard generated/*.c)) \
-             $(wildcard generated/ufunc/*_cpu.c)
+             $(wildcard generated/ufunc/*_cpu.c) $(NN_SRC)
 # The CUDA backend, libtensorgen_cuda (docs/cuda.md): its runtime, its kernels and the
 # generated table that adds them to the operators' rows when it loads.
 CUDA_C_SRC := $(if $(CU_SRC),$(wildcard runtime/cuda/*.c) generated/tg_register_cuda.c)
@@ -185,7 +189,7 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 
-.PHONY: check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: test-nn-torch check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -307,7 +311,7 @@ $(EMU_SRC)/%: % $(EMU_DIR)/unchevron.pl
 
 $(BUILD)/obj/%.o: $(EMU_SRC)/%.cu $(EMU_CUH) | $(BUILD)/gen.stamp
 	@mkdir -p $(dir $@)
-	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Igenerated -Ikernels/common -Ikernels -I$(EMU_SRC)/kernels/cuda -Ikernels/cuda -MMD -MP \
+	$(CXX) $(EMU_CXXFLAGS) -Iruntime -Inn -Igenerated -Ikernels/common -Ikernels -I$(EMU_SRC)/kernels/cuda -Ikernels/cuda -MMD -MP \
 	  -include cuda_runtime.h -x c++ -c $< -o $@
 
 $(BUILD)/emu/%.o: $(EMU_DIR)/%.cpp $(wildcard $(EMU_DIR)/*.h $(EMU_DIR)/include/*.h)
@@ -345,7 +349,7 @@ $(BUILD)/libtensorgen_cuda-san.a: $(CUDA_OBJ_SAN) $(if $(EMU_DIR),$(BUILD)/libcu
 # TENSORGEN_PRIVATE_$(VERSION), only the internal functions the CUDA backend calls, which no
 # other program can bind to (a backend of another version fails to load). Nothing else.
 PUBLIC_HEADERS := runtime/tensorgen.h runtime/tg_core.h runtime/tg_backend.h runtime/tg_kernel.h runtime/tg_profiler.h runtime/tg_library.h runtime/tg_io.h runtime/tg_functional.h \
-                  runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h runtime/dispatch/schema_types.h \
+                  $(wildcard nn/tg_nn*.h) runtime/dispatch/dispatch.h runtime/dispatch/op_glue.h runtime/dispatch/schema_types.h \
                   runtime/autograd/autograd.h runtime/autograd/formula_glue.h runtime/autograd/record.h \
                   generated/tg_ops.h generated/tg_op_types.h generated/tg_boxing.h
 $(BUILD)/exports/public.txt: runtime/exports.sh $(PUBLIC_HEADERS) $(BUILD)/gen.stamp
@@ -394,7 +398,7 @@ EX_SRCS_train_gpt := $(GPT_MODEL)
 $(BUILD)/examples/train_gpt: $(GPT_MODEL) examples/gpt/gpt.h
 $(BUILD)/examples/%: examples/%.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(EX_SRCS_$*) $(if $(SO),$(SHARED_LINK),$(STATIC_LINK)) $(EX_LIBS_$*)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Inn -Igenerated -o $@ $< $(EX_SRCS_$*) $(if $(SO),$(SHARED_LINK),$(STATIC_LINK)) $(EX_LIBS_$*)
 
 # With CUDA, bench/*.cu (the empty-kernel baseline) is compiled by nvcc into tg_bench.
 BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))
@@ -410,7 +414,7 @@ $(BUILD)/bench/tg_bench: $(BENCH_SRC) $(GPT_MODEL) $(wildcard bench/*.h examples
 BENCH_SHARED := $(if $(SO),$(BUILD)/bench/tg_bench_shared)
 $(BUILD)/bench/tg_bench_shared: bench/shared/overhead_shared.c bench/bench_util.c bench/bench.h $(SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O3 -march=native $(WARN) -Iruntime -Igenerated -Ibench -o $@ \
+	$(CC) $(CSTD) -O3 -march=native $(WARN) -Iruntime -Inn -Igenerated -Ibench -o $@ \
 	  bench/shared/overhead_shared.c bench/bench_util.c $(SHARED_LINK)
 
 bench: $(BUILD)/bench/tg_bench $(BENCH_SHARED) $(BUILD)/tgen
@@ -499,10 +503,10 @@ $(BUILD)/tests/libnotops.so: tests/shared/cuda_hidden.c
 	$(CC) $(CSTD) -shared -fPIC -o $@ $<
 $(BUILD)/tests/tg_tests_shared: tests/shared/shared_load_library.c $(SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -g $(WARN) -Iruntime -Igenerated -o $@ $< $(SHARED_LINK) -ldl -lcriterion
+	$(CC) $(CSTD) -g $(WARN) -Iruntime -Inn -Igenerated -o $@ $< $(SHARED_LINK) -ldl -lcriterion
 $(BUILD)/tests/dlopen_after_deps: tests/shared/dlopen_after_deps.c
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(WARN) -Iruntime -Igenerated -o $@ $< -ldl
+	$(CC) $(CSTD) $(WARN) -Iruntime -Inn -Igenerated -o $@ $< -ldl
 $(BUILD)/tests/cuda_hidden: tests/shared/cuda_hidden.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CSTD) $(WARN) -o $@ $< -ldl
@@ -527,7 +531,7 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 	@mkdir -p $(BUILD)
 	@if [ -f $(API_TEST) ]; then \
 	  for cc in gcc clang; do command -v $$cc >/dev/null || continue; \
-	    $$cc -std=c11 -Wall -Wextra -Werror -Iruntime -Igenerated -fsyntax-only $(API_TEST) || exit 1; \
+	    $$cc -std=c11 -Wall -Wextra -Werror -Iruntime -Inn -Igenerated -fsyntax-only $(API_TEST) || exit 1; \
 	  done; fi
 	@touch $@
 
@@ -537,11 +541,22 @@ $(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tens
 ST_INTEROP := $(BUILD)/tests/st_interop
 $(ST_INTEROP): tests/io/interop/st_interop.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Inn -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
 test-safetensors: $(ST_INTEROP)
 	python3 tests/io/safetensors_interop.py $(ST_INTEROP)
 
-test: test-plain test-capabilities test-isa test-shared test-install test-safetensors test-san test-cuda-emu test-fuzz-regressions
+# State dicts against PyTorch (tests/nn/torch_interop.py with the C side
+# tests/nn/interop/nn_interop.c): torchvision's resnet18 and a GPT-2 in Hugging Face's layout
+# written by PyTorch load into nn/'s modules with PyTorch's outputs, and tensorgen's files load
+# into PyTorch strictly. Debian's python3-torch and python3-torchvision (/usr/bin/python3).
+NN_INTEROP := $(BUILD)/tests/nn_interop
+$(NN_INTEROP): tests/nn/interop/nn_interop.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
+	@mkdir -p $(dir $@)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Inn -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
+test-nn-torch: $(NN_INTEROP)
+	/usr/bin/python3 tests/nn/torch_interop.py $(NN_INTEROP)
+
+test: test-plain test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-cuda-emu test-fuzz-regressions
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line

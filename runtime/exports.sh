@@ -25,7 +25,7 @@ public)
   # Each aux-info line is `/* FILE:LINE:KIND */ [extern|static] DECL;`: keep the names of the
   # non-static declarations made in the project's headers (relative paths; the system's are
   # absolute).
-  ${CC:-cc} -std=c11 -D_GNU_SOURCE -I. -Iruntime -Igenerated -fsyntax-only -aux-info "$tmp/aux.txt" "$tmp/all.c"
+  ${CC:-cc} -std=c11 -D_GNU_SOURCE -I. -Iruntime -Inn -Igenerated -fsyntax-only -aux-info "$tmp/aux.txt" "$tmp/all.c"
   {
     grep -E '^/\* [^/ ][^:]*:[0-9]+:' "$tmp/aux.txt" | sed -E 's|^/\*[^*]*\*/ ||' |
       sed -nE 's/^extern [^(]*[ *]([A-Za-z_][A-Za-z0-9_]*) \(.*$/\1/p'

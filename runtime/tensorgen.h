@@ -39,5 +39,6 @@
 #include "tg_io.h"
 #include "tg_functional.h"
 #include "tg_profiler.h"
+#include "tg_nn.h"
 
 #endif

@@ -92,7 +92,7 @@ extra=$(comm -23 <(printf '%s\n' "$changed") <(printf '%s\n' "$written") | sed '
 bash demo.sh # writes /tmp/my_softsign_demo.c; it is built here against this build
 prog=$scratch/my_softsign_demo
 lib=$(make -s CC="$cc" "${cpu[@]}" print-libs)
-$cc -std=c11 -O2 -Iruntime -Igenerated -o "$prog" /tmp/my_softsign_demo.c "${cpu[-1]#BUILD=}"/libtensorgen.a $lib
+$cc -std=c11 -O2 -Iruntime -Inn -Igenerated -o "$prog" /tmp/my_softsign_demo.c "${cpu[-1]#BUILD=}"/libtensorgen.a $lib
 have() { grep -qw "$1" /proc/cpuinfo 2>/dev/null; }
 for cap in default avx2 avx512; do
     case $cap in
@@ -112,7 +112,7 @@ if [ "$emu" = 1 ]; then
     echo "check-pointwise-op: emulator build took $((SECONDS - start)) s," \
         "compiled $(grep -cE ' -c [^ ]+\.(c|cu|cpp) ' emu.log) units"
     san="-fsanitize=address,undefined -fno-omit-frame-pointer"
-    $cc -std=c11 -O1 $san -Iruntime -Igenerated -o "$prog-emu" /tmp/my_softsign_demo.c \
+    $cc -std=c11 -O1 $san -Iruntime -Inn -Igenerated -o "$prog-emu" /tmp/my_softsign_demo.c \
         -Wl,--whole-archive $emu_build/libtensorgen_cuda.a -Wl,--no-whole-archive \
         $emu_build/libcudaemu.a -lstdc++ $emu_build/libtensorgen.a \
         $(make -s CC="$cc" CUDA=emu BUILD=$emu_build print-libs)

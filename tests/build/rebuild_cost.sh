@@ -79,7 +79,7 @@ rebuild_and_count() {
     changed=$( (printf '%s\n' "$added"; sed -n 's/^tgen: wrote //p' "$log") | sed '/^$/d' | sort -u)
     local cu deps hit bad=0
     for cu in kernels/cuda/*.cu; do
-        deps=$(g++ -std=c++17 -MM -MG -DTG_WITH_CUDA -Iruntime -Igenerated -Ikernels/common \
+        deps=$(g++ -std=c++17 -MM -MG -DTG_WITH_CUDA -Iruntime -Inn -Igenerated -Ikernels/common \
             -Ikernels -Ikernels/cuda -x c++ "$cu" | tr ' \\' '\n\n' | sed '/^$/d;1d' | sort -u)
         hit=$(comm -12 <(printf '%s\n' "$changed") <(printf '%s\n' "$deps"))
         if [ -n "$hit" ]; then
