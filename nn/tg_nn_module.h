@@ -158,7 +158,7 @@ typedef struct tg_module_to_opts {
 } tg_module_to_opts;
 int tg_module_to_fn(tg_module *m, tg_module_to_opts opts);
 #define tg_module_to(m, ...) \
-    tg_module_to_fn((m), (tg_module_to_opts){ .device = TG_DEVICE_UNSET, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
+    tg_module_to_fn((m), (tg_module_to_opts){ .device = { TG_DEVICE_NONE, -1 }, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* Calls fn on every submodule and then on m (PyTorch's module.apply: children first), with
  * its dotted path; stops at the first non-zero return and returns it. Initialisers use it. */

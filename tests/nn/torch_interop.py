@@ -143,6 +143,54 @@ class GPT2LMHeadModel(nn.Module):
 GPT_CFG = dict(vocab=101, positions=32, e=64, layers=2, heads=4)
 
 
+def layer_zoo():
+    """Each layer of nn/ with PyTorch's version of it, an input and the output: name -> (module,
+    inputs, train mode). The C side builds the same layers (nn_interop.c, zoo[])."""
+    mask = torch.rand(5, 4) < 0.3
+    mask[:, 0] = False  # every query sees at least one key
+    causal = torch.full((6, 6), float("-inf")).triu(1)
+    return {
+        "lin": (nn.Linear(5, 4), [torch.randn(3, 5)], False),
+        "c1": (nn.Conv1d(4, 6, 3, stride=2, padding=1), [torch.randn(2, 4, 9)], False),
+        "c2": (nn.Conv2d(4, 6, 3, padding=1, groups=2), [torch.randn(2, 4, 7, 7)], False),
+        "ct": (nn.ConvTranspose2d(4, 3, 3, stride=2, padding=1, output_padding=1),
+               [torch.randn(2, 4, 5, 5)], False),
+        "bn": (nn.BatchNorm2d(4), [torch.randn(3, 4, 5, 5)], True),
+        "bn1": (nn.BatchNorm1d(4), [torch.randn(6, 4)], False),
+        "ln": (nn.LayerNorm(6), [torch.randn(2, 3, 6)], False),
+        "gn": (nn.GroupNorm(2, 4), [torch.randn(2, 4, 3, 3)], False),
+        "emb": (nn.Embedding(10, 5, padding_idx=2), [torch.tensor([[1, 2, 9], [2, 0, 4]])], False),
+        "mha": (nn.MultiheadAttention(8, 2), [torch.randn(5, 2, 8), torch.randn(4, 2, 8),
+                                              torch.randn(4, 2, 8), mask], False),
+        "mhab": (nn.MultiheadAttention(8, 2, batch_first=True),
+                 [torch.randn(3, 6, 8)] * 3 + [causal], False),
+    }
+
+
+def run_zoo(zoo):
+    """The zoo's state dicts (before running: BatchNorm's statistics change in training mode),
+    inputs and outputs, under "zoo.<name>." keys."""
+    sd, io = {}, {}
+    for name, (m, inputs, train) in zoo.items():
+        randomise(m)
+        m.train(train)
+        for k, t in m.state_dict().items():
+            sd[f"zoo.{name}.{k}"] = t.clone()
+        with torch.no_grad():
+            if isinstance(m, nn.MultiheadAttention):
+                q, k, v, mask = inputs
+                y = m(q, k, v, attn_mask=mask, need_weights=False)[0]
+            else:
+                y = m(inputs[0])
+        for i, x in enumerate(inputs):
+            io[f"zoo.{name}.in{i}"] = x if x.dtype != torch.bool else x.to(torch.int64)
+        io[f"zoo.{name}.out"] = y
+        if isinstance(m, nn.BatchNorm2d):  # the statistics after one training batch
+            io[f"zoo.{name}.running_mean"] = m.running_mean.clone()
+            io[f"zoo.{name}.running_var"] = m.running_var.clone()
+    return sd, io
+
+
 def randomise(model):
     """Random values everywhere, batch-norm statistics included (eval mode then uses them)."""
     with torch.no_grad():
@@ -191,6 +239,9 @@ def main():
             io = {"resnet_x": x, "resnet_logits": resnet(x), "gpt_idx": idx, "gpt_logits": gpt(idx)}
         save_file(hf_state_dict(resnet), os.path.join(d, "resnet18.safetensors"))
         save_file(hf_state_dict(gpt), os.path.join(d, "gpt2.safetensors"))
+        zoo_sd, zoo_io = run_zoo(layer_zoo())
+        io.update(zoo_io)
+        save_file(zoo_sd, os.path.join(d, "zoo.safetensors"))
         save_file(io, os.path.join(d, "io.safetensors"))
         print("torch_interop: PyTorch wrote resnet18 and GPT-2 state dicts; the C side loads them")
         subprocess.run([prog, d], check=True)

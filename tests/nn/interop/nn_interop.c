@@ -13,6 +13,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static int fail(const char *what)
 {
@@ -77,6 +78,79 @@ static int run(tg_module *m, const char *dir, const char *name, tg_state *io, co
     return rc;
 }
 
+/* The layers of torch_interop.py's layer_zoo(), built the same way. */
+static tg_module *zoo_layer(const char *name)
+{
+    if (!strcmp(name, "lin")) return tg_nn_linear(5, 4);
+    if (!strcmp(name, "c1")) return tg_nn_conv1d(4, 6, 3, .stride = 2, .padding = 1);
+    if (!strcmp(name, "c2")) return tg_nn_conv2d(4, 6, 3, .padding = 1, .groups = 2);
+    if (!strcmp(name, "ct"))
+        return tg_nn_conv_transpose2d(4, 3, 3, .stride = 2, .padding = 1, .output_padding = 1);
+    if (!strcmp(name, "bn")) return tg_nn_batch_norm2d(4);
+    if (!strcmp(name, "bn1")) return tg_nn_batch_norm1d(4);
+    if (!strcmp(name, "ln")) return tg_nn_layer_norm(6);
+    if (!strcmp(name, "gn")) return tg_nn_group_norm(2, 4);
+    if (!strcmp(name, "emb")) return tg_nn_embedding(10, 5, .padding_idx = 2);
+    if (!strcmp(name, "mha")) return tg_nn_multihead_attention(8, 2);
+    if (!strcmp(name, "mhab")) return tg_nn_multihead_attention(8, 2, .batch_first = true);
+    return NULL;
+}
+
+/* Each zoo layer loaded from zoo.safetensors (prefix "zoo.<name>."), run on PyTorch's input in
+ * PyTorch's mode, compared; BatchNorm2d in training mode also by its updated statistics. */
+static int run_zoo(const char *dir, tg_state *io)
+{
+    static const char *const names[] = { "lin", "c1", "c2", "ct", "bn", "bn1",
+                                         "ln",  "gn", "emb", "mha", "mhab" };
+    char path[4096], key[64], prefix[32];
+    snprintf(path, sizeof path, "%s/zoo.safetensors", dir);
+    tg_state *zoo = tg_state_open(path);
+    if (!zoo) return fail(path);
+    int rc = 0;
+    for (size_t i = 0; rc == 0 && i < sizeof names / sizeof *names; i++) {
+        const char *n = names[i];
+        tg_module *m = zoo_layer(n);
+        snprintf(prefix, sizeof prefix, "zoo.%s.", n);
+        tg_load_report r = { 0 };
+        rc = m && tg_module_load_state_dict(m, zoo, .prefix = prefix, .strict = false, .report = &r) == 0 &&
+                     r.n_missing == 0 && r.n_mismatched == 0
+                 ? 0
+                 : fail(n);
+        tg_load_report_free(&r);
+        tg_module_train(m, strcmp(n, "bn") == 0); /* as torch_interop.py runs them */
+        tg_scope_begin();
+        TG_NO_GRAD
+        {
+            snprintf(key, sizeof key, "zoo.%s.in0", n);
+            tg_tensor *x = rc == 0 ? tg_state_tensor(io, key) : NULL, *y = NULL;
+            if (x && strncmp(n, "mha", 3) == 0) {
+                tg_tensor *in[4];
+                for (int k = 0; k < 4; k++) {
+                    snprintf(key, sizeof key, "zoo.%s.in%d", n, k);
+                    in[k] = tg_state_tensor(io, key);
+                }
+                /* the bool mask travels as int64; the causal one is a float mask */
+                tg_tensor *mask = tg_tensor_dtype(in[3]) == TG_INT64 ? tg_ne_scalar(in[3], 0) : in[3];
+                y = tg_nn_multihead_attention_forward(m, in[0], in[1], in[2], .attn_mask = mask);
+            } else if (x)
+                y = tg_module_forward(m, x);
+            snprintf(key, sizeof key, "zoo.%s.out", n);
+            if (rc == 0) rc = compare(key, y, tg_state_tensor(io, key));
+            if (rc == 0 && strcmp(n, "bn") == 0) {
+                rc = compare("zoo.bn.running_mean", tg_module_get_tensor(m, "running_mean"),
+                             tg_state_tensor(io, "zoo.bn.running_mean"));
+                if (rc == 0)
+                    rc = compare("zoo.bn.running_var", tg_module_get_tensor(m, "running_var"),
+                                 tg_state_tensor(io, "zoo.bn.running_var"));
+            }
+        }
+        tg_scope_end();
+        tg_module_free(m);
+    }
+    tg_state_free(zoo);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2) {
@@ -92,6 +166,7 @@ int main(int argc, char **argv)
         rc = run(tg_nn_gpt2(.vocab_size = 101, .n_positions = 32, .n_embd = 64, .n_layer = 2,
                             .n_head = 4),
                  argv[1], "gpt2", io, "gpt_idx", "gpt_logits");
+    if (rc == 0) rc = run_zoo(argv[1], io);
     tg_state_free(io);
     long long live = (long long)tg_live_tensors();
     if (live != 0) {
