@@ -12,5 +12,6 @@
 #include "tg_nn_state.h"
 #include "tg_nn_optim.h"
 #include "tg_nn_data.h"
+#include "tg_nn_checkpoint.h"
 
 #endif

@@ -149,8 +149,8 @@ int tg_optimizer_group(const tg_optimizer *o, int group, tg_optim_group_opts *ou
 /* The number of parameters of a group and the name of its i-th (borrowed), or -1 / NULL. */
 int64_t tg_optimizer_group_size(const tg_optimizer *o, int group);
 const char *tg_optimizer_group_param(const tg_optimizer *o, int group, int64_t i);
-/* A group's learning rate (NAN with an error for a bad group) and its setter (0 or -1): what
- * the schedulers read and write. */
+/* A group's learning rate (NAN with an error for a bad group) and its setter (0, or -1 for a
+ * bad group or a negative lr). Schedules assign lr unchecked, as torch assigns group['lr']. */
 double tg_optimizer_lr(const tg_optimizer *o, int group);
 int tg_optimizer_set_lr(tg_optimizer *o, int group, double lr);
 /* The group's momentum as OneCycleLR cycles it: SGD's momentum, Adam's beta1. */
@@ -217,7 +217,8 @@ tg_lr_scheduler *tg_cosine_annealing_lr_new_fn(tg_optimizer *o, int64_t T_max,
                                   (tg_cosine_annealing_lr_opts){ .eta_min = 0, __VA_ARGS__ })
 
 /* LinearLR (warm-up): lr times a factor going linearly from start_factor (default 1/3, in
- * (0, 1]) to end_factor (default 1, in [0, 1]) over total_iters (default 5) epochs. */
+ * [0, 1]; 0 fails at epoch 1 with torch's division by zero) to end_factor (default 1, in
+ * [0, 1]) over total_iters (default 5) epochs. */
 typedef struct tg_linear_lr_opts {
     double start_factor, end_factor;
     int64_t total_iters;

@@ -419,6 +419,12 @@ void tg_manual_seed(uint64_t seed);
 tg_generator *tg_generator_new(uint64_t seed);
 void tg_generator_free(tg_generator *g);
 void tg_generator_manual_seed(tg_generator *g, uint64_t seed);
+/* A generator's whole state (NULL: the default CPU generator) as a new uint8 CPU tensor, and
+ * that state put back: the numbers drawn after tg_set_rng_state are those drawn after the
+ * tg_get_rng_state that made it (torch.get_rng_state / set_rng_state). -1 with an error for a
+ * tensor that is not such a state. */
+tg_tensor *tg_get_rng_state(tg_generator *g);
+int tg_set_rng_state(tg_generator *g, const tg_tensor *state);
 
 /* ---- threads ---- */
 void tg_set_num_threads(int n);

@@ -72,7 +72,9 @@ static int sched_step(tg_lr_scheduler *s, bool has_epoch, int64_t epoch)
         s->last_epoch = epoch;
         rc = s->kind->closed_form ? s->kind->closed_form(s, v) : s->kind->get_lr(s, v);
     }
-    for (int g = 0; g < s->n_groups && rc == 0; g++) rc = tg_optimizer_set_lr(s->opt, g, v[g]);
+    /* assigned as torch assigns group['lr'], unchecked: OneCycleLR's last step may go past
+     * min_lr (and below 0), which only a following optimizer step rejects */
+    for (int g = 0; g < s->n_groups && rc == 0; g++) s->opt->groups[g].h.lr = v[g];
     if (rc != 0) {
         s->last_epoch = le;
         s->step_count = sc;
@@ -146,7 +148,7 @@ tg_lr_scheduler *tg_sequential_lr_new(tg_optimizer *o, tg_lr_scheduler *const *s
     s->last_epoch = 0; /* last_epoch + 1 */
     /* Reset the lrs to their initial values, "undo" the children's initial steps, and perform
      * the initial step of the first one only. */
-    for (int g = 0; g < s->n_groups; g++) tg_optimizer_set_lr(o, g, o->groups[g].initial_lr);
+    for (int g = 0; g < s->n_groups; g++) o->groups[g].h.lr = o->groups[g].initial_lr;
     for (int i = 0; i < n; i++) s->children[i]->last_epoch -= 1;
     tg_lr_scheduler *first = s->children[0];
     first->step_count = 0;

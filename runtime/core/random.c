@@ -6,6 +6,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -129,4 +130,50 @@ double tg__random_normal(tg_generator *g)
     }
     pthread_mutex_unlock(&g->lock);
     return r;
+}
+
+/* The state as bytes: s[0..3] little-endian, has_spare, spare's bits. */
+enum { STATE_BYTES = 4 * 8 + 1 + 8 };
+
+tg_tensor *tg_get_rng_state(tg_generator *g)
+{
+    g = gen_or_default(g);
+    uint8_t b[STATE_BYTES];
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < 4; i++)
+        for (int k = 0; k < 8; k++) b[8 * i + k] = (uint8_t)(g->s[i] >> (8 * k));
+    b[32] = g->has_spare;
+    uint64_t bits;
+    memcpy(&bits, &g->spare, sizeof bits);
+    for (int k = 0; k < 8; k++) b[33 + k] = (uint8_t)(bits >> (8 * k));
+    pthread_mutex_unlock(&g->lock);
+    return tg_tensor_from_data(b, (int64_t[]){ STATE_BYTES }, 1, TG_UINT8);
+}
+
+int tg_set_rng_state(tg_generator *g, const tg_tensor *state)
+{
+    if (!state || tg_tensor_dtype(state) != TG_UINT8 || tg_tensor_numel(state) != STATE_BYTES ||
+        tg_tensor_device(state).type != TG_CPU || !tg_tensor_is_contiguous(state)) {
+        tg__error("set_rng_state", "expected a contiguous CPU uint8 tensor of %d bytes (from "
+                                   "tg_get_rng_state)",
+                  STATE_BYTES);
+        return -1;
+    }
+    const uint8_t *b = tg_tensor_data(state);
+    if (b[32] > 1) {
+        tg__error("set_rng_state", "not a generator state: byte 32 is %u", b[32]);
+        return -1;
+    }
+    g = gen_or_default(g);
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < 4; i++) {
+        g->s[i] = 0;
+        for (int k = 0; k < 8; k++) g->s[i] |= (uint64_t)b[8 * i + k] << (8 * k);
+    }
+    g->has_spare = b[32];
+    uint64_t bits = 0;
+    for (int k = 0; k < 8; k++) bits |= (uint64_t)b[33 + k] << (8 * k);
+    memcpy(&g->spare, &bits, sizeof bits);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
 }
