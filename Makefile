@@ -390,9 +390,8 @@ print-libs:
 # (rpath to build/; it loads the CUDA backend from beside itself when asked for a GPU). The
 # emulated CUDA build has no shared libraries: there they link the static ones.
 SHARED_LINK = -L$(BUILD) -l:libtensorgen.so.$(SOVERSION) -Wl,-rpath,$(abspath $(BUILD)) -lm
-# What one example links besides the library: train_cnn reads the gzip'ed digits with zlib;
+# What one example links besides the library:
 # train_gpt is built with its model, examples/gpt/ (which bench/bench_lm.c times too).
-EX_LIBS_train_cnn := -lz
 GPT_MODEL := examples/gpt/gpt.c
 EX_SRCS_train_gpt := $(GPT_MODEL)
 $(BUILD)/examples/train_gpt: $(GPT_MODEL) examples/gpt/gpt.h

@@ -8,9 +8,10 @@
  * the mean training loss and the accuracy on the whole set; the program fails (exit 1) unless
  * the final accuracy is at least 95% and every tensor was freed.
  *
- * What it shows: parameters are leaves with requires_grad; the forward pass records a graph
- * as it runs; tg_backward() fills each parameter's .grad; the optimizer step runs with grad
- * mode off (TG_NO_GRAD, like torch.no_grad()); a scope frees each step's intermediates.
+ * What it shows: a model of nn/'s modules (nn.Sequential of Linear and ReLU); a dataset of
+ * tensors and a loader that shuffles it; the forward pass records a graph as it runs;
+ * tg_backward() fills each parameter's .grad; torch.optim.Adam's step; a scope frees each
+ * step's intermediates.
  *
  *   build/examples/train_mlp --profile trace.json
  *
@@ -53,107 +54,22 @@ static void make_spirals(void)
         }
 }
 
-/* Fisher-Yates with a small fixed generator: a new order of the points every epoch. */
-static void shuffle(int *order, int n, uint64_t *state)
+/* ---- the model: nn.Sequential(Linear(2, 64), ReLU(), Linear(64, 64), ReLU(), Linear(64, 3)) ---- */
+static tg_module *make_model(void)
 {
-    for (int i = n - 1; i > 0; i--) {
-        *state = *state * 6364136223846793005ULL + 1442695040888963407ULL;
-        int j = (int)((*state >> 33) % (uint64_t)(i + 1)), t = order[i];
-        order[i] = order[j];
-        order[j] = t;
-    }
-}
-
-/* Minibatch b of the current order, as (BATCH, 2) float32 inputs and (BATCH) int64 labels. */
-static void batch(const int *order, int b, tg_tensor **x, tg_tensor **y)
-{
-    float bx[BATCH][2];
-    int64_t by[BATCH];
-    for (int i = 0; i < BATCH; i++) {
-        int j = order[b * BATCH + i];
-        bx[i][0] = xs[j][0];
-        bx[i][1] = xs[j][1];
-        by[i] = ys[j];
-    }
-    *x = tg_tensor_from_data(bx, (int64_t[]){ BATCH, 2 }, 2, TG_FLOAT32);
-    *y = tg_tensor_from_data(by, (int64_t[]){ BATCH }, 1, TG_INT64);
-}
-
-/* ---- the model: three linear layers (weight (out, in), bias (out)), like torch.nn.Linear ---- */
-#define LAYERS 3
-#define PARAMS (2 * LAYERS)
-static const int64_t widths[LAYERS + 1] = { 2, HIDDEN, HIDDEN, CLASSES };
-
-typedef struct model {
-    tg_tensor *p[PARAMS];             /* w0, b0, w1, b1, w2, b2: leaves requiring grad */
-    tg_tensor *m[PARAMS], *v[PARAMS]; /* Adam's running moments */
-} model;
-
-/* nn.Linear's initialisation: uniform in [-1/sqrt(in), 1/sqrt(in)]. */
-static tg_tensor *init_uniform(tg_int_list shape, int64_t fan_in)
-{
-    double bound = 1.0 / sqrt((double)fan_in);
-    tg_scope_begin();
-    tg_tensor *p = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(shape), 2 * bound), -bound));
-    tg_scope_end();
-    return p;
-}
-
-static void model_init(model *mdl)
-{
-    for (int l = 0; l < LAYERS; l++) {
-        int64_t in = widths[l], out = widths[l + 1];
-        mdl->p[2 * l] = tg_tensor_set_requires_grad(init_uniform(TG_INTS(out, in), in), true);
-        mdl->p[2 * l + 1] = tg_tensor_set_requires_grad(init_uniform(TG_INTS(out), in), true);
-        mdl->m[2 * l] = tg_zeros(TG_INTS(out, in));
-        mdl->v[2 * l] = tg_zeros(TG_INTS(out, in));
-        mdl->m[2 * l + 1] = tg_zeros(TG_INTS(out));
-        mdl->v[2 * l + 1] = tg_zeros(TG_INTS(out));
-    }
-}
-
-static void model_free(model *mdl)
-{
-    for (int i = 0; i < PARAMS; i++) {
-        tg_release(mdl->p[i]);
-        tg_release(mdl->m[i]);
-        tg_release(mdl->v[i]);
-    }
-}
-
-/* logits (B, CLASSES) = L2(relu(L1(relu(L0(x))))). Intermediates belong to the caller's scope. */
-static tg_tensor *forward(const model *mdl, tg_tensor *x)
-{
-    tg_tensor *h = x;
-    for (int l = 0; l < LAYERS; l++) {
-        h = tg_linear(h, mdl->p[2 * l], .bias = mdl->p[2 * l + 1]);
-        if (l < LAYERS - 1) h = tg_relu(h);
-    }
-    return h;
-}
-
-/* One Adam step on every parameter (torch.optim.Adam's arithmetic), then .grad = None. */
-static void adam_step(model *mdl, int64_t step)
-{
-    TG_NO_GRAD {
-        for (int i = 0; i < PARAMS; i++) {
-            tg_tensor *g = tg_tensor_grad(mdl->p[i]);
-            tg_release(tg_adam_step_(mdl->p[i], g, mdl->m[i], mdl->v[i], NULL, step, .lr = LR));
-            tg_release(g);
-            tg_tensor_set_grad(mdl->p[i], NULL);
-        }
-    }
+    return tg_nn_sequential(tg_nn_linear(2, HIDDEN), tg_nn_relu(), tg_nn_linear(HIDDEN, HIDDEN),
+                            tg_nn_relu(), tg_nn_linear(HIDDEN, CLASSES));
 }
 
 /* Fraction of all N points classified correctly. */
-static double accuracy(const model *mdl)
+static double accuracy(tg_module *m)
 {
     double acc = -1;
     TG_NO_GRAD {
         tg_scope_begin(); /* also owns x and y: tg_tensor_from_data is recorded */
         tg_tensor *x = tg_tensor_from_data(xs, (int64_t[]){ N, 2 }, 2, TG_FLOAT32);
         tg_tensor *y = tg_tensor_from_data(ys, (int64_t[]){ N }, 1, TG_INT64);
-        tg_tensor *pred = tg_argmax(forward(mdl, x), .dim = TG_SOME(1));
+        tg_tensor *pred = tg_argmax(tg_module_forward(m, x), .dim = TG_SOME(1));
         acc = tg_item(tg_sum(tg_eq(pred, y))) / N;
         tg_scope_end();
     }
@@ -192,27 +108,33 @@ int main(int argc, char **argv)
     }
     tg_manual_seed(0);
     make_spirals();
-    model mdl;
-    model_init(&mdl);
+    /* the points as a dataset, served in shuffled batches of 90 (a new order every epoch) */
+    tg_tensor *x_all = tg_tensor_from_data(xs, (int64_t[]){ N, 2 }, 2, TG_FLOAT32);
+    tg_tensor *y_all = tg_tensor_from_data(ys, (int64_t[]){ N }, 1, TG_INT64);
+    tg_dataset *data = tg_tensor_dataset_new((tg_tensor *const[]){ x_all, y_all }, 2);
+    tg_release(x_all);
+    tg_release(y_all);
+    tg_loader *loader = tg_loader_new(data, .batch_size = BATCH, .shuffle = true, .seed = 42);
+    tg_module *model = make_model();
+    tg_optimizer *adam = tg_adam_new(TG_MODULE_PARAMS(model), .lr = LR);
+    if (!loader || !model || !adam) {
+        fprintf(stderr, "train_mlp: %s\n", tg_last_error());
+        return 1;
+    }
 
-    int order[N];
-    for (int i = 0; i < N; i++) order[i] = i;
-    uint64_t shuffle_state = 42;
     int64_t step = 0;
     double acc = 0;
-
     for (int epoch = 1; epoch <= EPOCHS; epoch++) {
-        shuffle(order, N, &shuffle_state);
         double loss_sum = 0;
-        for (int b = 0; b < N / BATCH; b++) {
-            tg_tensor *x, *y;
-            profile_around_step(step + 1);
-            batch(order, b, &x, &y);
+        tg_batch b;
+        while (tg_loader_next(loader, &b) == 1) {
+            profile_around_step(++step);
             tg_scope_begin(); /* this step's intermediates */
             tg_tensor *loss = NULL;
             int rc = -1;
             /* named ranges: no-ops unless the profiler runs */
-            TG_RECORD_FUNCTION("forward") loss = tg_cross_entropy(forward(&mdl, x), y);
+            TG_RECORD_FUNCTION("forward")
+            loss = tg_cross_entropy(tg_module_forward(model, b.fields[0]), b.fields[1]);
             TG_RECORD_FUNCTION("backward") rc = loss ? tg_backward(loss) : -1; /* fills .grad */
             if (rc != 0) {
                 fprintf(stderr, "train_mlp: %s\n", tg_last_error());
@@ -220,16 +142,26 @@ int main(int argc, char **argv)
             }
             loss_sum += tg_item(loss);
             tg_scope_end(); /* frees the graph and activations */
-            tg_release(x);
-            tg_release(y);
-            TG_RECORD_FUNCTION("optimizer") adam_step(&mdl, ++step);
+            tg_batch_release(&b);
+            TG_RECORD_FUNCTION("optimizer")
+            {
+                rc = tg_optimizer_step(adam); /* torch.optim.Adam's arithmetic */
+                tg_optimizer_zero_grad(adam);
+            }
+            if (rc != 0) {
+                fprintf(stderr, "train_mlp: %s\n", tg_last_error());
+                return 1;
+            }
         }
-        acc = accuracy(&mdl);
+        acc = accuracy(model);
         printf("epoch %2d  loss %.4f  accuracy %5.1f%%\n", epoch, loss_sum / (N / BATCH),
                100 * acc);
     }
 
-    model_free(&mdl);
+    tg_optimizer_free(adam);
+    tg_module_free(model);
+    tg_loader_free(loader);
+    tg_dataset_free(data);
     long long live = (long long)tg_live_tensors();
     printf("final accuracy %.1f%% (required: 95%%), live tensors: %lld\n", 100 * acc, live);
     if (tg_last_error()) fprintf(stderr, "train_mlp: %s\n", tg_last_error());
