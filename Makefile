@@ -390,14 +390,10 @@ print-libs:
 # (rpath to build/; it loads the CUDA backend from beside itself when asked for a GPU). The
 # emulated CUDA build has no shared libraries: there they link the static ones.
 SHARED_LINK = -L$(BUILD) -l:libtensorgen.so.$(SOVERSION) -Wl,-rpath,$(abspath $(BUILD)) -lm
-# What one example links besides the library:
-# train_gpt is built with its model, examples/gpt/ (which bench/bench_lm.c times too).
-GPT_MODEL := examples/gpt/gpt.c
-EX_SRCS_train_gpt := $(GPT_MODEL)
-$(BUILD)/examples/train_gpt: $(GPT_MODEL) examples/gpt/gpt.h
+
 $(BUILD)/examples/%: examples/%.c $(or $(SO),$(BUILD)/libtensorgen.a $(CUDA_A))
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Inn -Igenerated -o $@ $< $(EX_SRCS_$*) $(if $(SO),$(SHARED_LINK),$(STATIC_LINK)) $(EX_LIBS_$*)
+	$(CC) $(CSTD) $(OPT) $(WARN) -Iruntime -Inn -Igenerated -o $@ $< $(if $(SO),$(SHARED_LINK),$(STATIC_LINK))
 
 # With CUDA, bench/*.cu (the empty-kernel baseline) is compiled by nvcc into tg_bench.
 BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(wildcard bench/*.cu)))
@@ -405,9 +401,9 @@ BENCH_CU_OBJ := $(if $(filter 1 emu,$(CUDA)),$(patsubst %.cu,$(BUILD)/obj/%.o,$(
 # The benchmark binary runs where it is built, and its reference loops (bench/baselines.c:
 # STREAM-like add and sum) stand for this machine's limit, so it is tuned for this machine
 # (-march=native) whatever the library's build; the library is linked as built.
-$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(GPT_MODEL) $(wildcard bench/*.h examples/gpt/*.h) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a $(CUDA_A)
+$(BUILD)/bench/tg_bench: $(BENCH_SRC) $(wildcard bench/*.h) $(BENCH_CU_OBJ) $(BUILD)/libtensorgen.a $(CUDA_A)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O3 -march=native $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(GPT_MODEL) $(BENCH_CU_OBJ) $(STATIC_LINK)
+	$(CC) $(CSTD) -O3 -march=native $(WARN) -fopenmp $(INCLUDES) $(BLAS_CFLAGS) $(CUDA_CFLAGS) -o $@ $(BENCH_SRC) $(BENCH_CU_OBJ) $(STATIC_LINK)
 
 # The overhead workloads again through the shared library (bench/shared/), when it is built.
 BENCH_SHARED := $(if $(SO),$(BUILD)/bench/tg_bench_shared)

@@ -53,6 +53,8 @@ void bench_vision(void);
 /* Language-model workloads: layer norm, GELU, attention, embedding, the GPT training steps
  * (bench/bench_lm.c). */
 void bench_lm(void);
+/* The data loader: an epoch of augmented digits with 2 workers (bench/bench_loader.c). */
+void bench_loader(void);
 
 /* Functional-transform workloads: the forward, jvp and hvp of an MLP 784-512-10
  * (bench/bench_functional.c). */

@@ -7,14 +7,13 @@
  *                          backward of .sum() for q, k and v;
  *   embedding_fwdbwd       a 50257x768 embedding looked up with 4x64 indices, forward +
  *                          backward of .sum() (the dense gradient);
- *   gpt_char_step          one training step of examples/train_gpt.c's model (4 layers, 4 heads,
- *                          128 channels, vocabulary 86, batch 16x128; AdamW);
+ *   gpt_char_step          one training step of examples/train_gpt.c's model (nn/'s GPT-2: 4
+ *                          layers, 4 heads, 128 channels, vocabulary 86, batch 16x128; AdamW);
  *   gpt2_124m_b4_t64_step  one GPT-2 124M training step (B=4, T=64, AdamW lr 1e-4) from the
  *                          random checkpoint of ../shared/bench-anchors/gen_llmc_data.py, in
  *                          the directory $TG_BENCH_GPT2_DIR (bench/run.sh makes it); its line
  *                          carries loss0, the first step's loss, which must equal PyTorch's. */
 #include "bench.h"
-#include "../examples/gpt/gpt.h"
 #include "tensorgen.h"
 
 #include <fcntl.h>
@@ -139,8 +138,8 @@ static void bench_ops(void)
 /* ------------------------------------------------------------------ GPT training steps */
 
 typedef struct step_ctx {
-    gpt *m;
-    gpt_adamw *opt;
+    tg_module *m; /* tg_nn_gpt2 */
+    tg_optimizer *opt;
     tg_tensor *x, *y;
     double loss0;
     bool first;
@@ -150,16 +149,16 @@ typedef struct step_ctx {
 static bool body_gpt_step(void *p)
 {
     step_ctx *c = p;
-    gpt_zero_grad(c->m);
+    tg_optimizer_zero_grad(c->opt);
     tg_scope_begin();
-    tg_tensor *loss = gpt_loss(c->m, c->x, c->y);
+    tg_tensor *loss = tg_nn_gpt2_loss(c->m, c->x, c->y);
     bool ok = loss && tg_backward(loss) == 0;
     if (ok && c->first) {
         c->loss0 = tg_item(loss);
         c->first = false;
     }
     tg_scope_end();
-    return ok && gpt_adamw_step(c->m, c->opt) == 0;
+    return ok && tg_optimizer_step(c->opt) == 0;
 }
 
 /* (B, T) int64 tokens: inputs tokens[0 .. B*T), targets tokens[1 .. B*T]. */
@@ -169,119 +168,133 @@ static void make_xy(const int64_t *tokens, int64_t B, int64_t T, step_ctx *c)
     c->y = tg_tensor_from_data(tokens + 1, (int64_t[]){ B, T }, 2, TG_INT64);
 }
 
+static void step_ctx_free(step_ctx *c)
+{
+    tg_release(c->x);
+    tg_release(c->y);
+    tg_optimizer_free(c->opt);
+    tg_module_free(c->m);
+}
+
 static void bench_gpt_char(void)
 {
     if (!bench_wanted("gpt_char_step")) return;
     double secs[BENCH_MAX_REPEATS];
     bool s = bench_cfg.smoke;
-    gpt_config cfg = { .vocab = 86,
-                       .context = s ? 16 : 128,
-                       .layers = s ? 1 : 4,
-                       .heads = 4,
-                       .channels = s ? 16 : 128 };
-    const int64_t B = s ? 2 : 16, T = cfg.context;
-    gpt m;
-    if (gpt_init(&m, cfg, TG_DEVICE_CPU) != 0) {
-        emit_or_skip("gpt_char_step", "ms/step", false, secs, 1e3, NULL);
-        return;
-    }
+    const int64_t V = 86, T = s ? 16 : 128, B = s ? 2 : 16;
+    step_ctx c = { .first = true };
+    c.m = tg_nn_gpt2(.vocab_size = V, .n_positions = T, .n_embd = s ? 16 : 128,
+                     .n_layer = s ? 1 : 4, .n_head = 4);
+    /* train_gpt's AdamW: decay 0.1 on matrices and embeddings only */
+    c.opt = c.m ? tg_adamw_new(TG_MODULE_PARAMS(c.m), .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.95,
+                               .weight_decay = 0.1)
+                : NULL;
+    bool ok = c.opt && tg_optimizer_add_group(c.opt, "*.bias", .weight_decay = 0) >= 0 &&
+              tg_optimizer_add_group(c.opt, "*ln_*", .weight_decay = 0) >= 0;
     int64_t *tokens = malloc((size_t)(B * T + 1) * sizeof *tokens);
-    for (int64_t i = 0; tokens && i <= B * T; i++) tokens[i] = (i * 7919 + i / 13) % cfg.vocab;
-    gpt_adamw opt = { .lr = 1e-3, .beta1 = 0.9, .beta2 = 0.95, .eps = 1e-8, .weight_decay = 0.1 };
-    step_ctx c = { &m, &opt, NULL, NULL, 0, true };
+    for (int64_t i = 0; tokens && i <= B * T; i++) tokens[i] = (i * 7919 + i / 13) % V;
     if (tokens) make_xy(tokens, B, T, &c);
-    bool ok = c.x && c.y && bench_time(body_gpt_step, &c, 1, 1, secs);
+    ok = ok && c.x && c.y && bench_time(body_gpt_step, &c, 1, 1, secs);
     emit_or_skip("gpt_char_step", "ms/step", ok, secs, 1e3, NULL);
-    tg_release(c.x);
-    tg_release(c.y);
-    gpt_adamw_free(&opt);
-    gpt_free(&m);
+    step_ctx_free(&c);
     free(tokens);
 }
 
+/* Copies n float32 values at f into the parameter `name` of m; `transposed`: f holds the
+ * (rows, cols) transpose of it (llm.c's Linear layout for a Conv1D weight). */
+static int copy_param(tg_module *m, const char *name, const float *f, bool transposed)
+{
+    tg_tensor *dst = tg_module_get_tensor(m, name);
+    if (!dst) return -1;
+    int64_t nd = tg_tensor_dim(dst),
+            sizes[2] = { tg_tensor_size(dst, 0), nd == 2 ? tg_tensor_size(dst, 1) : 1 };
+    int64_t src_sizes[2] = { sizes[transposed ? 1 : 0], sizes[transposed ? 0 : 1] };
+    int rc = -1;
+    TG_NO_GRAD {
+        tg_scope_begin();
+        tg_tensor *src =
+            tg_tensor_from_blob((void *)f, src_sizes, NULL, nd, TG_FLOAT32, NULL, NULL);
+        if (src && transposed) src = tg_transpose(src, 0, 1);
+        rc = src && tg_copy_(dst, src) ? 0 : -1;
+        tg_scope_end();
+    }
+    return rc;
+}
+
 /* llm.c's checkpoint (int32[256] header {20240326, 3, maxT, V, L, NH, C, Vp}, then float32
- * parameters in llm.c's order, layers stacked) copied into a gpt with V = the real vocabulary
- * (the first V rows of the padded token embedding). 0, or -1 with a note on stderr. */
-static int load_llmc(gpt *m, const char *path)
+ * parameters in llm.c's order, layers stacked) copied into a tg_nn_gpt2 with V = the real
+ * vocabulary (the first V rows of the padded token embedding); llm.c's matrices are Linear's
+ * (out, in), GPT-2's Conv1D weights their transposes. The model, or NULL with a note. */
+static tg_module *load_llmc(const char *path)
 {
     int fd = open(path, O_RDONLY);
     struct stat st;
     if (fd < 0 || fstat(fd, &st) != 0 || st.st_size < 1024) {
         if (fd >= 0) close(fd);
         fprintf(stderr, "tg_bench: cannot read %s\n", path);
-        return -1;
+        return NULL;
     }
     void *map = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
     close(fd);
-    if (map == MAP_FAILED) return -1;
+    if (map == MAP_FAILED) return NULL;
     const int32_t *h = map;
-    int rc = -1;
+    tg_module *m = NULL;
     if (h[0] != 20240326 || h[1] != 3) {
         fprintf(stderr, "tg_bench: %s is not an llm.c v3 checkpoint\n", path);
         goto out;
     }
-    gpt_config cfg = {
-        .vocab = h[3], .context = h[2], .layers = h[4], .heads = h[5], .channels = h[6]
-    };
-    const int64_t Vp = h[7], L = cfg.layers, C = cfg.channels, maxT = cfg.context;
-    if (gpt_init(m, cfg, TG_DEVICE_CPU) != 0) goto out;
-    float *f = (float *)((char *)map + 1024);
-    /* llm.c's tensors in order: element count of one layer's slice (all of it when not per
-     * layer), and where each slice goes. */
-    struct {
-        int64_t numel;
-        bool per_layer;
-        size_t offset; /* of the tg_tensor* in gpt_block, or (size_t)-1 */
-        tg_tensor **whole;
+    const int64_t maxT = h[2], V = h[3], L = h[4], NH = h[5], C = h[6], Vp = h[7];
+    /* llm.c's tensors in order: elements of one layer's slice, the module name (%d: the
+     * layer), and whether it is stored transposed. */
+    static const struct {
+        int64_t rows, cols; /* in units of C (0: the vocabulary or context rows) */
+        const char *name;
+        bool transposed;
     } order[] = {
-        { Vp * C, false, (size_t)-1, &m->wte },
-        { maxT * C, false, (size_t)-1, &m->wpe },
-        { C, true, offsetof(gpt_block, ln1_w), NULL },
-        { C, true, offsetof(gpt_block, ln1_b), NULL },
-        { 3 * C * C, true, offsetof(gpt_block, attn_w), NULL },
-        { 3 * C, true, offsetof(gpt_block, attn_b), NULL },
-        { C * C, true, offsetof(gpt_block, proj_w), NULL },
-        { C, true, offsetof(gpt_block, proj_b), NULL },
-        { C, true, offsetof(gpt_block, ln2_w), NULL },
-        { C, true, offsetof(gpt_block, ln2_b), NULL },
-        { 4 * C * C, true, offsetof(gpt_block, fc_w), NULL },
-        { 4 * C, true, offsetof(gpt_block, fc_b), NULL },
-        { 4 * C * C, true, offsetof(gpt_block, out_w), NULL },
-        { C, true, offsetof(gpt_block, out_b), NULL },
-        { C, false, (size_t)-1, &m->lnf_w },
-        { C, false, (size_t)-1, &m->lnf_b },
+        { 0, 1, "transformer.wte.weight", false },
+        { -1, 1, "transformer.wpe.weight", false },
+        { 1, 0, "transformer.h.%d.ln_1.weight", false },
+        { 1, 0, "transformer.h.%d.ln_1.bias", false },
+        { 3, 1, "transformer.h.%d.attn.c_attn.weight", true },
+        { 3, 0, "transformer.h.%d.attn.c_attn.bias", false },
+        { 1, 1, "transformer.h.%d.attn.c_proj.weight", true },
+        { 1, 0, "transformer.h.%d.attn.c_proj.bias", false },
+        { 1, 0, "transformer.h.%d.ln_2.weight", false },
+        { 1, 0, "transformer.h.%d.ln_2.bias", false },
+        { 4, 1, "transformer.h.%d.mlp.c_fc.weight", true },
+        { 4, 0, "transformer.h.%d.mlp.c_fc.bias", false },
+        { 1, 4, "transformer.h.%d.mlp.c_proj.weight", true },
+        { 1, 0, "transformer.h.%d.mlp.c_proj.bias", false },
+        { 1, 0, "transformer.ln_f.weight", false },
+        { 1, 0, "transformer.ln_f.bias", false },
     };
-    int64_t total = 0;
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        total += order[i].numel * (order[i].per_layer ? L : 1);
+    int64_t numel[16], total = 0;
+    for (int i = 0; i < 16; i++) {
+        int64_t rows = order[i].rows == 0 ? Vp : order[i].rows < 0 ? maxT : order[i].rows * C;
+        numel[i] = rows * (order[i].cols ? order[i].cols * C : 1);
+        total += numel[i] * (strstr(order[i].name, "%d") ? L : 1);
+    }
     if ((int64_t)st.st_size != 1024 + 4 * total) {
         fprintf(stderr, "tg_bench: %s has %lld bytes, expected %lld\n", path, (long long)st.st_size,
                 (long long)(1024 + 4 * total));
-        gpt_free(m);
         goto out;
     }
-    rc = 0;
-    TG_NO_GRAD {
-        for (size_t i = 0; i < sizeof order / sizeof order[0] && rc == 0; i++) {
-            for (int64_t l = 0; l < (order[i].per_layer ? L : 1) && rc == 0; l++) {
-                tg_tensor *dst = order[i].per_layer
-                                     ? *(tg_tensor **)((char *)&m->blocks[l] + order[i].offset)
-                                     : *order[i].whole;
-                /* wte: the first V of its Vp rows (the padding is not part of the model) */
-                tg_tensor *src = tg_tensor_from_blob(f, tg_tensor_sizes(dst), NULL,
-                                                     tg_tensor_dim(dst), TG_FLOAT32, NULL, NULL);
-                tg_tensor *r = src ? tg_copy_(dst, src) : NULL;
-                if (!r) rc = -1;
-                tg_release(r);
-                tg_release(src);
-                f += order[i].numel;
+    m = tg_nn_gpt2(.vocab_size = V, .n_positions = maxT, .n_embd = C, .n_layer = L, .n_head = NH);
+    const float *f = (const float *)((const char *)map + 1024);
+    for (int i = 0; m && i < 16; i++)
+        for (int64_t l = 0; l < (strstr(order[i].name, "%d") ? L : 1); l++, f += numel[i]) {
+            char name[96];
+            snprintf(name, sizeof name, order[i].name, (int)l);
+            /* wte: the first V of its Vp rows (the padding is not part of the model) */
+            if (copy_param(m, name, f, order[i].transposed) != 0) {
+                tg_module_free(m);
+                m = NULL;
+                break;
             }
         }
-    }
-    if (rc != 0) gpt_free(m);
 out:
     munmap(map, (size_t)st.st_size);
-    return rc;
+    return m;
 }
 
 /* llm.c's token file: int32[256] header {20240520, 1, ntok}, then uint16 tokens. */
@@ -320,26 +333,22 @@ static void bench_gpt2(void)
     snprintf(tok, sizeof tok, "%s/tok_124m.bin", dir);
     const int64_t B = 4, T = 64;
     double secs[BENCH_MAX_REPEATS];
-    gpt m;
-    if (load_llmc(&m, ckpt) != 0) return;
+    step_ctx c = { .m = load_llmc(ckpt), .first = true };
+    if (!c.m) return;
     int64_t *tokens = read_llmc_tokens(tok, B * T + 1);
     /* torch_gpt2.py's optimizer: AdamW lr 1e-4, betas (0.9, 0.999), eps 1e-8, no decay. */
-    gpt_adamw opt = { .lr = 1e-4, .beta1 = 0.9, .beta2 = 0.999, .eps = 1e-8 };
-    step_ctx c = { &m, &opt, NULL, NULL, 0, true };
+    c.opt = tg_adamw_new(TG_MODULE_PARAMS(c.m), .lr = 1e-4, .weight_decay = 0);
     if (tokens) make_xy(tokens, B, T, &c);
     /* Fewer repeats than the small workloads: a step is seconds. */
     int repeats = bench_cfg.repeats;
     bench_cfg.repeats = 3;
-    bool ok = c.x && c.y && bench_time(body_gpt_step, &c, 1, 1, secs);
+    bool ok = c.opt && c.x && c.y && bench_time(body_gpt_step, &c, 1, 1, secs);
     char extra[128];
     snprintf(extra, sizeof extra, "\"loss0\": %.5f, \"B\": %lld, \"T\": %lld, \"params\": %lld",
-             c.loss0, (long long)B, (long long)T, (long long)gpt_num_params(&m));
+             c.loss0, (long long)B, (long long)T, (long long)tg_module_num_parameters(c.m, false));
     emit_or_skip("gpt2_124m_b4_t64_step", "ms/step", ok, secs, 1e3, extra);
     bench_cfg.repeats = repeats;
-    tg_release(c.x);
-    tg_release(c.y);
-    gpt_adamw_free(&opt);
-    gpt_free(&m);
+    step_ctx_free(&c);
     free(tokens);
 }
 

@@ -3,16 +3,11 @@
  * batches of 128, filled by 2 worker threads and taken in order by the caller, the batches
  * released at once (no training: the loader's throughput alone). bench/torch_loader.py times
  * torch.utils.data.DataLoader(num_workers=2) over the same images with the same augmentation.
- * Reported in samples/s (1,500 per call).
- *
- * tg_bench runs it once its main() calls bench_loader() (bench/tg_bench.c, declared here until
- * bench.h lists it). */
+ * Reported in samples/s (1,500 per call). */
 #include "bench.h"
 #include "tensorgen.h"
 
 #include <stdio.h>
-
-void bench_loader(void);
 
 static bool body_epoch(void *p)
 {

@@ -151,63 +151,21 @@ static void bench_pool_norm(void)
  * labels, cross-entropy, SGD lr 0.01 momentum 0.9, batch norm in training mode. Timed: grads
  * cleared, forward, backward, step. */
 
-enum { R8_CONVS = 9, R8_BNS = 9, R8_PARAMS = R8_CONVS + 2 * R8_BNS + 2 };
-
 typedef struct resnet8 {
-    tg_tensor *p[R8_PARAMS];   /* conv weights, then BN weight/bias pairs, then fc weight, bias */
-    tg_tensor *buf[R8_PARAMS]; /* momentum buffers */
-    tg_tensor *rm[R8_BNS], *rv[R8_BNS];
+    tg_module *model; /* tg_nn_resnet((1, 1, 1), width 16, small input): the network above */
+    tg_optimizer *opt;
     tg_tensor *x, *y;
-    bool first;
 } resnet8;
-
-/* conv k: (out, in, ksize) in the order forward uses them. */
-static const int64_t r8_conv[R8_CONVS][3] = { { 16, 3, 3 },  { 16, 16, 3 }, { 16, 16, 3 },
-                                              { 32, 16, 3 }, { 32, 32, 3 }, { 32, 16, 1 },
-                                              { 64, 32, 3 }, { 64, 64, 3 }, { 64, 32, 1 } };
-
-static tg_tensor *r8_conv_bn(resnet8 *m, tg_tensor *x, int k, int64_t stride)
-{
-    int64_t pad = r8_conv[k][2] / 2;
-    tg_tensor *c =
-        tg_conv2d(x, m->p[k], .stride = TG_INTS(stride, stride), .padding = TG_INTS(pad, pad));
-    return tg_batch_norm(c, m->p[R8_CONVS + 2 * k], m->p[R8_CONVS + 2 * k + 1], m->rm[k], m->rv[k],
-                         true, 0.1, 1e-5, false);
-}
-
-static tg_tensor *r8_block(resnet8 *m, tg_tensor *x, int k, int64_t stride, bool shortcut)
-{
-    tg_tensor *o = tg_relu(r8_conv_bn(m, x, k, stride));
-    o = r8_conv_bn(m, o, k + 1, 1);
-    tg_tensor *sc = shortcut ? r8_conv_bn(m, x, k + 2, stride) : x;
-    return tg_relu(tg_add(o, sc));
-}
 
 static bool body_resnet8(void *p)
 {
     resnet8 *m = p;
-    for (int i = 0; i < R8_PARAMS; i++) tg_tensor_set_grad(m->p[i], NULL);
+    tg_optimizer_zero_grad(m->opt);
     tg_scope_begin();
-    tg_tensor *h = tg_relu(r8_conv_bn(m, m->x, 0, 1));
-    h = r8_block(m, h, 1, 1, false);
-    h = r8_block(m, h, 3, 2, true);
-    h = r8_block(m, h, 6, 2, true);
-    h = tg_flatten(tg_adaptive_avg_pool2d(h, TG_INTS(1, 1)), .start_dim = 1);
-    tg_tensor *logits = tg_linear(h, m->p[R8_PARAMS - 2], .bias = m->p[R8_PARAMS - 1]);
+    tg_tensor *logits = tg_module_forward(m->model, m->x);
     bool ok = logits && tg_backward(tg_cross_entropy(logits, m->y)) == 0;
     tg_scope_end();
-    TG_NO_GRAD {
-        for (int i = 0; ok && i < R8_PARAMS; i++) {
-            tg_tensor *g = tg_tensor_grad(m->p[i]);
-            tg_tensor *r =
-                tg_sgd_step_(m->p[i], g, m->buf[i], 0.01, .momentum = 0.9, .first_step = m->first);
-            ok = r != NULL;
-            tg_release(r);
-            tg_release(g);
-        }
-    }
-    m->first = false;
-    return ok;
+    return ok && tg_optimizer_step(m->opt) == 0;
 }
 
 static void bench_resnet8(void)
@@ -215,41 +173,17 @@ static void bench_resnet8(void)
     double secs[BENCH_MAX_REPEATS];
     const char *name = "resnet8_b32_32x32_sgd_step";
     if (!bench_wanted(name)) return;
-    resnet8 m = { .first = true };
     int64_t batch = bench_cfg.smoke ? 2 : 32;
-    tg_scope_begin();
-    for (int k = 0; k < R8_CONVS; k++) { /* kaiming-uniform-like scale, as nn.Conv2d's */
-        double bound = 1.0 / sqrt((double)(r8_conv[k][1] * r8_conv[k][2] * r8_conv[k][2]));
-        tg_tensor *w = tg_rand(TG_INTS(r8_conv[k][0], r8_conv[k][1], r8_conv[k][2], r8_conv[k][2]));
-        m.p[k] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(w, 2 * bound), -bound));
-        int64_t c = r8_conv[k][0];
-        m.p[R8_CONVS + 2 * k] = tg_scope_keep(tg_ones(TG_INTS(c)));
-        m.p[R8_CONVS + 2 * k + 1] = tg_scope_keep(tg_zeros(TG_INTS(c)));
-        m.rm[k] = tg_scope_keep(tg_zeros(TG_INTS(c)));
-        m.rv[k] = tg_scope_keep(tg_ones(TG_INTS(c)));
-    }
-    m.p[R8_PARAMS - 2] =
-        tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10, 64)), 0.25), -0.125));
-    m.p[R8_PARAMS - 1] =
-        tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(TG_INTS(10)), 0.25), -0.125));
-    for (int i = 0; i < R8_PARAMS; i++) {
-        m.buf[i] = tg_scope_keep(tg_zeros_like(m.p[i]));
-        tg_tensor_set_requires_grad(m.p[i], true);
-    }
-    m.x = tg_scope_keep(tg_randn(TG_INTS(batch, 3, 32, 32)));
-    m.y = tg_scope_keep(tg_randint(10, TG_INTS(batch)));
-    tg_scope_end();
-    bool ok = m.x && m.y && bench_time(body_resnet8, &m, bench_cfg.smoke ? 1 : 10, 1, secs);
+    resnet8 m = { .model = tg_nn_resnet(TG_INTS(1, 1, 1), .num_classes = 10, .in_channels = 3,
+                                        .width = 16, .small_input = true) };
+    m.opt = m.model ? tg_sgd_new(TG_MODULE_PARAMS(m.model), .lr = 0.01, .momentum = 0.9) : NULL;
+    m.x = tg_randn(TG_INTS(batch, 3, 32, 32));
+    m.y = tg_randint(10, TG_INTS(batch));
+    bool ok =
+        m.opt && m.x && m.y && bench_time(body_resnet8, &m, bench_cfg.smoke ? 1 : 10, 1, secs);
     emit_or_skip(name, "ms/step", ok, secs, 1e3);
-    for (int i = 0; i < R8_PARAMS; i++) {
-        tg_tensor_set_grad(m.p[i], NULL);
-        tg_release(m.p[i]);
-        tg_release(m.buf[i]);
-    }
-    for (int k = 0; k < R8_BNS; k++) {
-        tg_release(m.rm[k]);
-        tg_release(m.rv[k]);
-    }
+    tg_optimizer_free(m.opt);
+    tg_module_free(m.model);
     tg_release(m.x);
     tg_release(m.y);
 }

@@ -191,6 +191,9 @@ anchor_bench() {
     # the anchors, on the checkpoint tg_bench loaded.
     "$PY" bench/torch_lm.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
       | tag_coretype "$CORETYPE"
+    # The data loader: one epoch of augmented digits, DataLoader(num_workers=2).
+    "$PY" bench/torch_loader.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \
+      | tag_coretype "$CORETYPE"
     # Functional transforms: the MLP's forward, jvp and hvp (torch.func's functorch in 1.13,
     # forward_ad by hand, and torch.autograd.functional).
     "$PY" bench/torch_functional.py --threads "$THREADS" --repeats "$REPEATS" ${ONLY:+--only "$ONLY"} \

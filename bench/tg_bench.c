@@ -246,6 +246,7 @@ int main(int argc, char **argv)
     bench_autograd();
     bench_vision();
     bench_lm();
+    bench_loader();
     bench_functional();
 #ifdef TG_WITH_CUDA
     bench_cuda();

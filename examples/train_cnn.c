@@ -83,8 +83,8 @@ int main(int argc, char **argv)
     tg_manual_seed(0);
     tg_dataset *train = tg_digits_dataset_new(data, TG_DIGITS_TRAIN);
     tg_dataset *test = train ? tg_digits_dataset_new(data, TG_DIGITS_TEST) : NULL;
-    tg_module *m = tg_nn_resnet(TG_INTS(1, 1, 1), .num_classes = 10, .in_channels = 1,
-                                .width = 32, .small_input = true);
+    tg_module *m = tg_nn_resnet(TG_INTS(1, 1, 1), .num_classes = 10, .in_channels = 1, .width = 32,
+                                .small_input = true);
     if (!train || !test || !m || tg_module_to(m, .device = dev) != 0) {
         fprintf(stderr, "train_cnn: %s\n", tg_last_error());
         tg_module_free(m);

@@ -39,8 +39,9 @@ int tg_nn_init_ones_(tg_tensor *t) { return tg_nn_init_constant_(t, 1); }
 
 double tg_nn_init_calculate_gain(const char *nl, double param)
 {
-    static const char *const unit[] = { "linear", "conv1d", "conv2d", "conv3d", "conv_transpose1d",
-                                        "conv_transpose2d", "conv_transpose3d", "sigmoid" };
+    static const char *const unit[] = { "linear",           "conv1d",           "conv2d",
+                                        "conv3d",           "conv_transpose1d", "conv_transpose2d",
+                                        "conv_transpose3d", "sigmoid" };
     if (!nl) nl = "leaky_relu";
     for (size_t i = 0; i < sizeof unit / sizeof *unit; i++)
         if (strcmp(nl, unit[i]) == 0) return 1.0;

@@ -251,8 +251,7 @@ static int push(walk *w, const char *prefix, const tg__module_slot *s)
     }
     char *name = tg__nn_join(prefix, s->name);
     if (!name) return -1;
-    w->out->data[w->out->len++] =
-        (tg_named_tensor){ name, s->slot, s->kind != TG__SLOT_PARAMETER };
+    w->out->data[w->out->len++] = (tg_named_tensor){ name, s->slot, s->kind != TG__SLOT_PARAMETER };
     return 0;
 }
 

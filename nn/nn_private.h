@@ -28,11 +28,11 @@ struct tg__module_child {
  * open: nn/ keeps what it makes there (parameters, optimizer state) or releases it itself.
  * Grad mode is off inside (nothing made there is part of a graph). Do not leave the block
  * with return, break or goto. */
-#define TG__NN_OWN                                                                       \
-    for (int tg__own_tok = tg_scope_suspend(), tg__own_once = 1,                         \
-             tg__own_grad = tg_set_grad_enabled(false);                                  \
-         tg__own_once; tg__own_once = 0, tg_set_grad_enabled(tg__own_grad),              \
-             tg_scope_resume(tg__own_tok))
+#define TG__NN_OWN                                               \
+    for (int tg__own_tok = tg_scope_suspend(), tg__own_once = 1, \
+             tg__own_grad = tg_set_grad_enabled(false);          \
+         tg__own_once;                                           \
+         tg__own_once = 0, tg_set_grad_enabled(tg__own_grad), tg_scope_resume(tg__own_tok))
 
 /* A new CPU tensor (default dtype) of `shape`, uniform in [-bound, bound] (the layers' default
  * initialisation), owned by the caller; NULL with an error. */

@@ -114,7 +114,9 @@ int tg_state_put_tensor(tg_state *s, const char *name, tg_tensor *t)
     if (!s || !name || !*name || !t) {
         if (!t && tg_last_error()) return -1; /* the call that made t failed: keep its message */
         tg_set_error("state", "put_tensor: %s is NULL or empty",
-                     !s ? "the state" : (!name || !*name) ? "the name" : "the tensor");
+                     !s                  ? "the state"
+                     : (!name || !*name) ? "the name"
+                                         : "the tensor");
         return -1;
     }
     entry *e = find_or_add(&s->tensors, name);
@@ -180,8 +182,7 @@ int tg_state_save(tg_state *s, const char *path)
         values[i] = s->meta.data[i].value;
     }
     if (rc == 0)
-        rc = tg_save_safetensors_metadata(path, names, (tg_tensor *const *)ts, n, keys, values,
-                                          nm);
+        rc = tg_save_safetensors_metadata(path, names, (tg_tensor *const *)ts, n, keys, values, nm);
     free(names);
     free(ts);
     free(keys);

@@ -168,8 +168,8 @@ static void report_error(const load *L, tg_module *m, const tg_load_opts *o, con
     const char *titles[3] = { "size mismatch", "Missing key(s)", "Unexpected key(s)" };
     for (int t = 0; t < 3; t++) {
         if (!lists[t]->len || (t > 0 && !o->strict)) continue;
-        used += (size_t)snprintf(msg + used, sizeof msg - used, "%s%s: ", used ? "; " : "",
-                                 titles[t]);
+        used +=
+            (size_t)snprintf(msg + used, sizeof msg - used, "%s%s: ", used ? "; " : "", titles[t]);
         for (int64_t i = 0; i < lists[t]->len && used < sizeof msg; i++)
             used += (size_t)snprintf(msg + used, sizeof msg - used, "%s\"%s\"", i ? ", " : "",
                                      lists[t]->data[i]);
@@ -183,8 +183,8 @@ static void hand_over_report(load *L, tg_load_report *r)
 {
     if (r) {
         tg_load_report_free(r);
-        *r = (tg_load_report){ L->missing.data,    L->missing.len,    L->unexpected.data,
-                               L->unexpected.len,  L->mismatched.data, L->mismatched.len };
+        *r = (tg_load_report){ L->missing.data,   L->missing.len,     L->unexpected.data,
+                               L->unexpected.len, L->mismatched.data, L->mismatched.len };
         L->missing = L->unexpected = L->mismatched = (strs){ 0 };
     }
     strs_free(&L->missing);
@@ -207,8 +207,7 @@ int tg_module_load_state_dict_fn(tg_module *m, tg_state *s, tg_load_opts opts)
     L.converted = calloc((size_t)L.dst.len + 1, sizeof *L.converted);
     int rc = L.src_key && L.converted ? match(&L, s, &opts) : -1;
     if (!L.src_key || !L.converted) tg_set_error("load_state_dict", "out of memory");
-    if (rc == 0 &&
-        (L.mismatched.len || (opts.strict && (L.missing.len || L.unexpected.len)))) {
+    if (rc == 0 && (L.mismatched.len || (opts.strict && (L.missing.len || L.unexpected.len)))) {
         report_error(&L, m, &opts, tg_state_path(s));
         rc = -1;
     }

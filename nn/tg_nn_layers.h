@@ -60,7 +60,8 @@ tg_module *tg_nn_conv2d_fn(int64_t in, int64_t out, int64_t kernel_size, tg_nn_c
 tg_module *tg_nn_conv_transpose2d_fn(int64_t in, int64_t out, int64_t kernel_size,
                                      tg_nn_conv_opts o);
 #define tg_nn_conv_transpose2d(in, out, k, ...) \
-    tg_nn_conv_transpose2d_fn((in), (out), (k), (tg_nn_conv_opts){ TG__NN_CONV_DEFAULTS, __VA_ARGS__ })
+    tg_nn_conv_transpose2d_fn((in), (out), (k), \
+                              (tg_nn_conv_opts){ TG__NN_CONV_DEFAULTS, __VA_ARGS__ })
 
 /* ---- normalisation ---- */
 typedef struct tg_nn_norm_opts {
@@ -120,7 +121,8 @@ typedef struct tg_nn_attention_opts {
 tg_module *tg_nn_multihead_attention_fn(int64_t embed_dim, int64_t num_heads,
                                         tg_nn_attention_opts o);
 #define tg_nn_multihead_attention(e, h, ...) \
-    tg_nn_multihead_attention_fn((e), (h), (tg_nn_attention_opts){ TG__NN_ATTENTION_DEFAULTS, __VA_ARGS__ })
+    tg_nn_multihead_attention_fn((e), (h),   \
+                                 (tg_nn_attention_opts){ TG__NN_ATTENTION_DEFAULTS, __VA_ARGS__ })
 /* attn_output of mha(query, key, value, attn_mask=attn_mask, is_causal=is_causal,
  * need_weights=False): (T, B, E), or (B, T, E) with batch_first. attn_mask: NULL, a bool mask
  * (true = masked out, PyTorch's convention for nn.MultiheadAttention) or a float mask added to
@@ -132,20 +134,22 @@ typedef struct tg_nn_mha_forward_opts {
 tg_tensor *tg_nn_multihead_attention_forward_fn(tg_module *m, tg_tensor *query, tg_tensor *key,
                                                 tg_tensor *value, tg_nn_mha_forward_opts o);
 #define tg_nn_multihead_attention_forward(m, q, k, v, ...) \
-    tg_nn_multihead_attention_forward_fn((m), (q), (k), (v), (tg_nn_mha_forward_opts){ .attn_mask = NULL, __VA_ARGS__ })
+    tg_nn_multihead_attention_forward_fn(                  \
+        (m), (q), (k), (v), (tg_nn_mha_forward_opts){ .attn_mask = NULL, __VA_ARGS__ })
 /* Causal self-attention as in GPT-2 / nanoGPT: c_attn = Linear(E, 3E) (q, k, v stacked),
  * c_proj = Linear(E, E); forward (B, T, E) -> (B, T, E) with the fused causal kernel. */
 tg_module *tg_nn_causal_self_attention_fn(int64_t embed_dim, int64_t num_heads,
                                           tg_nn_attention_opts o);
 #define tg_nn_causal_self_attention(e, h, ...) \
-    tg_nn_causal_self_attention_fn((e), (h), (tg_nn_attention_opts){ TG__NN_ATTENTION_DEFAULTS, __VA_ARGS__ })
+    tg_nn_causal_self_attention_fn(            \
+        (e), (h), (tg_nn_attention_opts){ TG__NN_ATTENTION_DEFAULTS, __VA_ARGS__ })
 
 /* ---- containers ---- */
 /* Sequential: the modules (owned from now on) registered as "0", "1", ...; forward runs them in
  * order. A NULL among them (a constructor that failed) fails the whole, freeing the others. */
 tg_module *tg_nn_sequential_fn(tg_module *const *modules, int n);
-#define tg_nn_sequential(...)                                           \
-    tg_nn_sequential_fn((tg_module *const[]){ __VA_ARGS__ },           \
+#define tg_nn_sequential(...)                                \
+    tg_nn_sequential_fn((tg_module *const[]){ __VA_ARGS__ }, \
                         (int)(sizeof((tg_module *const[]){ __VA_ARGS__ }) / sizeof(tg_module *)))
 /* ModuleList: an empty list (no forward); append registers "0", "1", ... (owned from now on).
  * Append returns 0, or -1 with the list unchanged and the module freed. Sequential takes

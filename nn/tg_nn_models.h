@@ -23,7 +23,8 @@ typedef struct tg_nn_resnet_opts {
     int64_t width;       /* 64 */
     bool small_input;    /* false */
 } tg_nn_resnet_opts;
-#define TG__NN_RESNET_DEFAULTS .num_classes = 1000, .in_channels = 3, .width = 64, .small_input = false
+#define TG__NN_RESNET_DEFAULTS \
+    .num_classes = 1000, .in_channels = 3, .width = 64, .small_input = false
 tg_module *tg_nn_resnet_fn(tg_int_list blocks, tg_nn_resnet_opts o);
 #define tg_nn_resnet(blocks, ...) \
     tg_nn_resnet_fn((blocks), (tg_nn_resnet_opts){ TG__NN_RESNET_DEFAULTS, __VA_ARGS__ })
@@ -37,15 +38,15 @@ tg_module *tg_nn_resnet_fn(tg_int_list blocks, tg_nn_resnet_opts o);
  * initialisation: N(0, 0.02), residual projections N(0, 0.02 / sqrt(2 n_layer)). Forward:
  * token ids (B, T) int64 -> logits (B, T, vocab_size); the MLP's GELU is the tanh form. */
 typedef struct tg_nn_gpt2_config {
-    int64_t vocab_size;  /* 50257 */
-    int64_t n_positions; /* 1024 */
-    int64_t n_embd;      /* 768 */
-    int64_t n_layer;     /* 12 */
-    int64_t n_head;      /* 12 */
-    double dropout;      /* 0.0 (resid, embd and attn pdrop alike) */
+    int64_t vocab_size;        /* 50257 */
+    int64_t n_positions;       /* 1024 */
+    int64_t n_embd;            /* 768 */
+    int64_t n_layer;           /* 12 */
+    int64_t n_head;            /* 12 */
+    double dropout;            /* 0.0 (resid, embd and attn pdrop alike) */
     double layer_norm_epsilon; /* 1e-5 */
 } tg_nn_gpt2_config;
-#define TG__NN_GPT2_DEFAULTS                                                                 \
+#define TG__NN_GPT2_DEFAULTS                                                              \
     .vocab_size = 50257, .n_positions = 1024, .n_embd = 768, .n_layer = 12, .n_head = 12, \
     .dropout = 0.0, .layer_norm_epsilon = 1e-5
 tg_module *tg_nn_gpt2_fn(tg_nn_gpt2_config c);

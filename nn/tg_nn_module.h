@@ -111,11 +111,11 @@ void tg_named_tensors_free(tg_named_tensors *l);
  * PyTorch's order (a module's own parameters, then its buffers, then each submodule in order
  * of registration); a tensor held in two slots (tied weights) once unless .keep_duplicates. */
 typedef struct tg_module_walk_opts {
-    bool parameters;        /* default true */
-    bool buffers;           /* default false */
-    bool persistent_only;   /* buffers: only those a state dict holds */
-    bool keep_duplicates;   /* list a tied tensor under each of its names */
-    const char *prefix;     /* prepended with a dot: "model" gives "model.fc.weight" */
+    bool parameters;      /* default true */
+    bool buffers;         /* default false */
+    bool persistent_only; /* buffers: only those a state dict holds */
+    bool keep_duplicates; /* list a tied tensor under each of its names */
+    const char *prefix;   /* prepended with a dot: "model" gives "model.fc.weight" */
 } tg_module_walk_opts;
 int tg_module_named_tensors_fn(tg_module *m, tg_named_tensors *out, tg_module_walk_opts opts);
 /* named_parameters(): tg_module_named_tensors(m, &l); named_buffers():
@@ -157,8 +157,10 @@ typedef struct tg_module_to_opts {
     tg_dtype dtype;   /* TG_DTYPE_NONE (the default): keep */
 } tg_module_to_opts;
 int tg_module_to_fn(tg_module *m, tg_module_to_opts opts);
-#define tg_module_to(m, ...) \
-    tg_module_to_fn((m), (tg_module_to_opts){ .device = { TG_DEVICE_NONE, -1 }, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
+#define tg_module_to(m, ...)                                                    \
+    tg_module_to_fn((m), (tg_module_to_opts){ .device = { TG_DEVICE_NONE, -1 }, \
+                                              .dtype = TG_DTYPE_NONE,           \
+                                              __VA_ARGS__ })
 
 /* Calls fn on every submodule and then on m (PyTorch's module.apply: children first), with
  * its dotted path; stops at the first non-zero return and returns it. Initialisers use it. */

@@ -116,7 +116,8 @@ typedef struct tg_load_opts {
  * corrupt file) leaves m unchanged. 0, or -1 with an error naming the key (and both shapes). */
 int tg_module_load_state_dict_fn(tg_module *m, tg_state *s, tg_load_opts opts);
 #define tg_module_load_state_dict(m, s, ...) \
-    tg_module_load_state_dict_fn((m), (s), (tg_load_opts){ .strict = true, .prefix = "", __VA_ARGS__ })
+    tg_module_load_state_dict_fn((m), (s),   \
+                                 (tg_load_opts){ .strict = true, .prefix = "", __VA_ARGS__ })
 /* The same from a safetensors file (errors name the file). */
 int tg_module_load_fn(tg_module *m, const char *path, tg_load_opts opts);
 #define tg_module_load(m, path, ...) \

@@ -28,11 +28,11 @@ static const tg_module_type mha_type = { "MultiheadAttention", sizeof(mha), NULL
 static tg_tensor *project(mha *a, tg_tensor *x, int64_t i)
 {
     int64_t e = a->e, hd = e / a->heads, t = tg_tensor_size(x, 0), b = tg_tensor_size(x, 1);
-    tg_tensor *w = tg_slice(a->in_proj_weight, .start = TG_SOME(i * e), .end = TG_SOME((i + 1) * e));
-    tg_tensor *bias =
-        a->in_proj_bias
-            ? tg_slice(a->in_proj_bias, .start = TG_SOME(i * e), .end = TG_SOME((i + 1) * e))
-            : NULL;
+    tg_tensor *w =
+        tg_slice(a->in_proj_weight, .start = TG_SOME(i * e), .end = TG_SOME((i + 1) * e));
+    tg_tensor *bias = a->in_proj_bias ? tg_slice(a->in_proj_bias, .start = TG_SOME(i * e),
+                                                 .end = TG_SOME((i + 1) * e))
+                                      : NULL;
     tg_tensor *y = tg_linear(x, w, .bias = bias); /* (T, B, E) */
     return tg_permute(tg_view(y, TG_INTS(t, b, a->heads, hd)), TG_INTS(1, 2, 0, 3));
 }
@@ -75,8 +75,9 @@ tg_tensor *tg_nn_multihead_attention_forward_fn(tg_module *m, tg_tensor *q, tg_t
 tg_module *tg_nn_multihead_attention_fn(int64_t e, int64_t heads, tg_nn_attention_opts o)
 {
     if (e <= 0 || heads <= 0 || e % heads)
-        return tg_set_error("MultiheadAttention", "embed_dim (%lld) must be divisible by "
-                                                  "num_heads (%lld)",
+        return tg_set_error("MultiheadAttention",
+                            "embed_dim (%lld) must be divisible by "
+                            "num_heads (%lld)",
                             (long long)e, (long long)heads);
     if (!(o.dropout >= 0 && o.dropout <= 1))
         return tg_set_error("MultiheadAttention", "dropout must be in [0, 1], got %g", o.dropout);
@@ -125,7 +126,8 @@ static tg_tensor *causal_forward(tg_module *m, tg_tensor *x)
     int64_t b = tg_tensor_size(x, 0), t = tg_tensor_size(x, 1), hd = c->e / c->heads;
     tg_scope_begin();
     tg_tensor *qkv = tg_module_forward(c->c_attn, x);
-    tg_tensor *heads = tg_permute(tg_view(qkv, TG_INTS(b, t, 3, c->heads, hd)), TG_INTS(2, 0, 3, 1, 4));
+    tg_tensor *heads =
+        tg_permute(tg_view(qkv, TG_INTS(b, t, 3, c->heads, hd)), TG_INTS(2, 0, 3, 1, 4));
     tg_tensor_list q_k_v = heads ? tg_unbind(heads) : (tg_tensor_list){ NULL, 0 };
     tg_tensor *y = q_k_v.data ? tg_scaled_dot_product_attention(
                                     q_k_v.data[0], q_k_v.data[1], q_k_v.data[2], .is_causal = true,
@@ -149,8 +151,9 @@ static const tg_module_type causal_type = { "CausalSelfAttention", sizeof(causal
 tg_module *tg_nn_causal_self_attention_fn(int64_t e, int64_t heads, tg_nn_attention_opts o)
 {
     if (e <= 0 || heads <= 0 || e % heads)
-        return tg_set_error("CausalSelfAttention", "embed_dim (%lld) must be divisible by "
-                                                   "num_heads (%lld)",
+        return tg_set_error("CausalSelfAttention",
+                            "embed_dim (%lld) must be divisible by "
+                            "num_heads (%lld)",
                             (long long)e, (long long)heads);
     causal *c = tg_module_new(&causal_type);
     if (!c) return NULL;

@@ -18,8 +18,8 @@ static tg_tensor *sequential_forward(tg_module *m, tg_tensor *x)
     return h;
 }
 
-static const tg_module_type sequential_type = { "Sequential", sizeof(tg_module),
-                                                sequential_forward, NULL, NULL };
+static const tg_module_type sequential_type = { "Sequential", sizeof(tg_module), sequential_forward,
+                                                NULL, NULL };
 static const tg_module_type module_list_type = { "ModuleList", sizeof(tg_module), NULL, NULL,
                                                  NULL };
 
@@ -66,8 +66,7 @@ tg_module *tg_nn_sequential_fn(tg_module *const *modules, int n)
         if (failed || !modules[i]) {
             failed = true;
             tg_module_free(modules[i]);
-        } else if (tg_nn_append(s, modules[i]) != 0)
-            failed = true;
+        } else if (tg_nn_append(s, modules[i]) != 0) failed = true;
     }
     if (failed) {
         if (!tg_last_error()) tg_set_error("Sequential", "a module is NULL");

@@ -31,12 +31,11 @@ static tg_tensor *conv2d_forward(tg_module *m, tg_tensor *x)
 static tg_tensor *conv_transpose2d_forward(tg_module *m, tg_tensor *x)
 {
     conv *c = (conv *)m;
-    return tg_conv_transpose2d(x, c->weight, .bias = c->bias,
-                               .stride = TG_INTS(c->o.stride, c->o.stride),
-                               .padding = TG_INTS(c->o.padding, c->o.padding),
-                               .output_padding = TG_INTS(c->o.output_padding, c->o.output_padding),
-                               .groups = c->o.groups,
-                               .dilation = TG_INTS(c->o.dilation, c->o.dilation));
+    return tg_conv_transpose2d(
+        x, c->weight, .bias = c->bias, .stride = TG_INTS(c->o.stride, c->o.stride),
+        .padding = TG_INTS(c->o.padding, c->o.padding),
+        .output_padding = TG_INTS(c->o.output_padding, c->o.output_padding), .groups = c->o.groups,
+        .dilation = TG_INTS(c->o.dilation, c->o.dilation));
 }
 
 /* PyTorch's repr: "3, 64, kernel_size=(7, 7), stride=(2, 2), padding=(3, 3), bias=False". */
@@ -70,17 +69,19 @@ static const tg_module_type conv_transpose2d_type = { "ConvTranspose2d", sizeof(
                                                       conv_transpose2d_forward, conv_describe,
                                                       NULL };
 
-static tg_module *make(const tg_module_type *type, int64_t in, int64_t out, int64_t k,
-                       int dims, bool transposed, tg_nn_conv_opts o)
+static tg_module *make(const tg_module_type *type, int64_t in, int64_t out, int64_t k, int dims,
+                       bool transposed, tg_nn_conv_opts o)
 {
     const char *name = type->name;
     if (in <= 0 || out <= 0 || k <= 0)
-        return tg_set_error(name, "in_channels, out_channels and kernel_size must be positive, "
-                                  "got %lld, %lld, %lld",
+        return tg_set_error(name,
+                            "in_channels, out_channels and kernel_size must be positive, "
+                            "got %lld, %lld, %lld",
                             (long long)in, (long long)out, (long long)k);
     if (o.groups <= 0 || in % o.groups || out % o.groups)
-        return tg_set_error(name, "in_channels (%lld) and out_channels (%lld) must be divisible "
-                                  "by groups (%lld)",
+        return tg_set_error(name,
+                            "in_channels (%lld) and out_channels (%lld) must be divisible "
+                            "by groups (%lld)",
                             (long long)in, (long long)out, (long long)o.groups);
     if (o.stride <= 0 || o.dilation <= 0 || o.padding < 0 || o.output_padding < 0)
         return tg_set_error(name, "stride and dilation must be positive and padding >= 0");

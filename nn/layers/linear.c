@@ -76,7 +76,8 @@ tg_module *tg_nn_embedding_fn(int64_t num, int64_t dim, tg_nn_embedding_opts o)
     /* PyTorch accepts a negative padding_idx counted from the end, down to -num; -1 is the
      * "none" of this API, as padding_idx=None. */
     if (o.padding_idx >= num || o.padding_idx < -1)
-        return tg_set_error("Embedding", "padding_idx must be within num_embeddings (%lld), got %lld",
+        return tg_set_error("Embedding",
+                            "padding_idx must be within num_embeddings (%lld), got %lld",
                             (long long)num, (long long)o.padding_idx);
     embedding *e = tg_module_new(&embedding_type);
     if (!e) return NULL;

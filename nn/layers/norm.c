@@ -5,7 +5,7 @@
 
 typedef struct norm {
     tg_module base;
-    tg_tensor *weight, *bias;                                 /* (C), or NULL without affine */
+    tg_tensor *weight, *bias;                                    /* (C), or NULL without affine */
     tg_tensor *running_mean, *running_var, *num_batches_tracked; /* BatchNorm's buffers */
     int64_t c, groups;
     int64_t min_dim, max_dim; /* BatchNorm's accepted input dims */
@@ -91,7 +91,8 @@ static tg_module *affine(norm *n, bool with_bias)
 static tg_module *batch_norm(const tg_module_type *type, int64_t c, int64_t min_dim,
                              int64_t max_dim, tg_nn_norm_opts o)
 {
-    if (c <= 0) return tg_set_error(type->name, "num_features must be positive, got %lld", (long long)c);
+    if (c <= 0)
+        return tg_set_error(type->name, "num_features must be positive, got %lld", (long long)c);
     norm *n = tg_module_new(type);
     if (!n) return NULL;
     n->c = c;
@@ -122,7 +123,9 @@ tg_module *tg_nn_batch_norm2d_fn(int64_t c, tg_nn_norm_opts o)
 
 tg_module *tg_nn_layer_norm_fn(int64_t dim, tg_nn_norm_opts o)
 {
-    if (dim <= 0) return tg_set_error("LayerNorm", "normalized_shape must be positive, got %lld", (long long)dim);
+    if (dim <= 0)
+        return tg_set_error("LayerNorm", "normalized_shape must be positive, got %lld",
+                            (long long)dim);
     norm *n = tg_module_new(&layer_norm_type);
     if (!n) return NULL;
     n->c = dim;
@@ -133,7 +136,8 @@ tg_module *tg_nn_layer_norm_fn(int64_t dim, tg_nn_norm_opts o)
 tg_module *tg_nn_group_norm_fn(int64_t groups, int64_t c, tg_nn_norm_opts o)
 {
     if (groups <= 0 || c <= 0 || c % groups)
-        return tg_set_error("GroupNorm", "num_channels (%lld) must be divisible by num_groups (%lld)",
+        return tg_set_error("GroupNorm",
+                            "num_channels (%lld) must be divisible by num_groups (%lld)",
                             (long long)c, (long long)groups);
     norm *n = tg_module_new(&group_norm_type);
     if (!n) return NULL;

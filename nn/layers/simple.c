@@ -7,8 +7,8 @@
 
 typedef struct simple {
     tg_module base;
-    double p;           /* Dropout */
-    int64_t a, b, c;    /* Flatten: start, end; MaxPool2d: kernel, stride, padding; pool: h, w */
+    double p;            /* Dropout */
+    int64_t a, b, c;     /* Flatten: start, end; MaxPool2d: kernel, stride, padding; pool: h, w */
     char approximate[8]; /* GELU */
 } simple;
 
@@ -106,7 +106,8 @@ tg_module *tg_nn_gelu(const char *approximate)
 tg_module *tg_nn_dropout(double p)
 {
     if (!(p >= 0 && p <= 1))
-        return tg_set_error("Dropout", "dropout probability has to be between 0 and 1, but got %g", p);
+        return tg_set_error("Dropout", "dropout probability has to be between 0 and 1, but got %g",
+                            p);
     simple *s = tg_module_new(&dropout_type);
     if (s) s->p = p;
     return s ? &s->base : NULL;
@@ -125,8 +126,9 @@ tg_module *tg_nn_flatten(int64_t start_dim, int64_t end_dim)
 tg_module *tg_nn_max_pool2d(int64_t kernel_size, int64_t stride, int64_t padding)
 {
     if (kernel_size <= 0 || stride < 0 || padding < 0 || 2 * padding > kernel_size)
-        return tg_set_error("MaxPool2d", "kernel_size must be positive, stride >= 0 and padding at "
-                                         "most half the kernel, got %lld, %lld, %lld",
+        return tg_set_error("MaxPool2d",
+                            "kernel_size must be positive, stride >= 0 and padding at "
+                            "most half the kernel, got %lld, %lld, %lld",
                             (long long)kernel_size, (long long)stride, (long long)padding);
     simple *s = tg_module_new(&max_pool2d_type);
     if (s) {

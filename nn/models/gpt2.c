@@ -72,7 +72,8 @@ static tg_tensor *attention_forward(tg_module *m, tg_tensor *x)
     /* (B, T, 3E) viewed (B, T, 3, H, hd) and permuted to (3, B, H, T, hd): q, k and v are
      * views with a contiguous head dimension, read in place by the fused kernel. */
     tg_tensor *qkv = tg_module_forward(a->c_attn, x);
-    tg_tensor *heads = tg_permute(tg_view(qkv, TG_INTS(b, t, 3, a->heads, hd)), TG_INTS(2, 0, 3, 1, 4));
+    tg_tensor *heads =
+        tg_permute(tg_view(qkv, TG_INTS(b, t, 3, a->heads, hd)), TG_INTS(2, 0, 3, 1, 4));
     tg_tensor_list q_k_v = heads ? tg_unbind(heads) : (tg_tensor_list){ NULL, 0 };
     tg_tensor *y = q_k_v.data ? tg_scaled_dot_product_attention(
                                     q_k_v.data[0], q_k_v.data[1], q_k_v.data[2], .is_causal = true,
@@ -99,7 +100,8 @@ static tg_tensor *mlp_forward(tg_module *m, tg_tensor *x)
 {
     mlp *p = (mlp *)m;
     tg_scope_begin();
-    tg_tensor *h = tg_module_forward(p->c_proj, tg_module_forward(p->act, tg_module_forward(p->c_fc, x)));
+    tg_tensor *h =
+        tg_module_forward(p->c_proj, tg_module_forward(p->act, tg_module_forward(p->c_fc, x)));
     if (p->use_dropout) h = tg_module_forward(p->dropout, h);
     tg_scope_keep(h);
     tg_scope_end();
@@ -140,22 +142,28 @@ static tg_module *block_new(const tg_nn_gpt2_config *c)
         a->dropout = c->dropout;
     }
     am = tg_module_register_module(am, "c_attn", am ? a->c_attn = conv1d_new(3 * e, e, std) : NULL);
-    am = tg_module_register_module(am, "c_proj", am ? a->c_proj = conv1d_new(e, e, proj_std) : NULL);
-    am = tg_module_register_module(am, "resid_dropout", am ? a->resid_dropout = tg_nn_dropout(c->dropout) : NULL);
+    am =
+        tg_module_register_module(am, "c_proj", am ? a->c_proj = conv1d_new(e, e, proj_std) : NULL);
+    am = tg_module_register_module(am, "resid_dropout",
+                                   am ? a->resid_dropout = tg_nn_dropout(c->dropout) : NULL);
 
     mlp *p = tg_module_new(&mlp_type);
     tg_module *pm = p ? &p->base : NULL;
     if (p) p->use_dropout = c->dropout > 0;
     pm = tg_module_register_module(pm, "c_fc", pm ? p->c_fc = conv1d_new(4 * e, e, std) : NULL);
-    pm = tg_module_register_module(pm, "c_proj", pm ? p->c_proj = conv1d_new(e, 4 * e, proj_std) : NULL);
+    pm = tg_module_register_module(pm, "c_proj",
+                                   pm ? p->c_proj = conv1d_new(e, 4 * e, proj_std) : NULL);
     pm = tg_module_register_module(pm, "act", pm ? p->act = tg_nn_gelu("tanh") : NULL);
-    pm = tg_module_register_module(pm, "dropout", pm ? p->dropout = tg_nn_dropout(c->dropout) : NULL);
+    pm = tg_module_register_module(pm, "dropout",
+                                   pm ? p->dropout = tg_nn_dropout(c->dropout) : NULL);
 
     block *b = tg_module_new(&block_type);
     tg_module *bm = b ? &b->base : NULL;
-    bm = tg_module_register_module(bm, "ln_1", bm ? b->ln_1 = tg_nn_layer_norm(e, .eps = c->layer_norm_epsilon) : NULL);
+    bm = tg_module_register_module(
+        bm, "ln_1", bm ? b->ln_1 = tg_nn_layer_norm(e, .eps = c->layer_norm_epsilon) : NULL);
     bm = tg_module_register_module(bm, "attn", bm ? b->attn = am : (tg_module_free(am), NULL));
-    bm = tg_module_register_module(bm, "ln_2", bm ? b->ln_2 = tg_nn_layer_norm(e, .eps = c->layer_norm_epsilon) : NULL);
+    bm = tg_module_register_module(
+        bm, "ln_2", bm ? b->ln_2 = tg_nn_layer_norm(e, .eps = c->layer_norm_epsilon) : NULL);
     bm = tg_module_register_module(bm, "mlp", bm ? b->mlp = pm : (tg_module_free(pm), NULL));
     return bm;
 }
@@ -175,7 +183,8 @@ static tg_tensor *transformer_forward(tg_module *m, tg_tensor *idx)
     int64_t len = tg_tensor_dim(idx) == 2 ? tg_tensor_size(idx, 1) : -1;
     int64_t ctx = tg_tensor_size(tg_module_get_tensor(t->wpe, "weight"), 0);
     if (len < 0 || len > ctx)
-        return tg_set_error("GPT2Model", "expected token ids (B, T) with T <= %lld", (long long)ctx);
+        return tg_set_error("GPT2Model", "expected token ids (B, T) with T <= %lld",
+                            (long long)ctx);
     tg_scope_begin();
     tg_tensor *pos = tg_arange(len, .dtype = TG_INT64, .device = tg_tensor_device(idx));
     tg_tensor *x = tg_add(tg_module_forward(t->wte, idx), tg_module_forward(t->wpe, pos));
@@ -212,14 +221,17 @@ tg_module *tg_nn_gpt2_fn(tg_nn_gpt2_config c)
 {
     if (c.vocab_size <= 0 || c.n_positions <= 0 || c.n_layer <= 0 || c.n_head <= 0 ||
         c.n_embd <= 0 || c.n_embd % c.n_head)
-        return tg_set_error("GPT2LMHeadModel", "expected positive sizes and n_embd (%lld) a "
-                                               "multiple of n_head (%lld)",
+        return tg_set_error("GPT2LMHeadModel",
+                            "expected positive sizes and n_embd (%lld) a "
+                            "multiple of n_head (%lld)",
                             (long long)c.n_embd, (long long)c.n_head);
     transformer *t = tg_module_new(&transformer_type);
     tg_module *tm = t ? &t->base : NULL;
     if (t) t->use_dropout = c.dropout > 0;
-    tm = tg_module_register_module(tm, "wte", tm ? t->wte = tg_nn_embedding(c.vocab_size, c.n_embd) : NULL);
-    tm = tg_module_register_module(tm, "wpe", tm ? t->wpe = tg_nn_embedding(c.n_positions, c.n_embd) : NULL);
+    tm = tg_module_register_module(tm, "wte",
+                                   tm ? t->wte = tg_nn_embedding(c.vocab_size, c.n_embd) : NULL);
+    tm = tg_module_register_module(tm, "wpe",
+                                   tm ? t->wpe = tg_nn_embedding(c.n_positions, c.n_embd) : NULL);
     tm = tg_module_register_module(tm, "drop", tm ? t->drop = tg_nn_dropout(c.dropout) : NULL);
     tg_module *h = tm ? tg_nn_module_list() : NULL;
     for (int64_t i = 0; i < c.n_layer && h; i++)
@@ -228,7 +240,8 @@ tg_module *tg_nn_gpt2_fn(tg_nn_gpt2_config c)
             h = NULL;
         }
     tm = tg_module_register_module(tm, "h", tm ? t->h = h : (tg_module_free(h), NULL));
-    tm = tg_module_register_module(tm, "ln_f", tm ? t->ln_f = tg_nn_layer_norm(c.n_embd, .eps = c.layer_norm_epsilon) : NULL);
+    tm = tg_module_register_module(
+        tm, "ln_f", tm ? t->ln_f = tg_nn_layer_norm(c.n_embd, .eps = c.layer_norm_epsilon) : NULL);
     /* GPT-2's embeddings are N(0, 0.02), not Embedding's N(0, 1). */
     if (tm && (tg_nn_init_normal_(tg_module_get_tensor(t->wte, "weight"), 0, 0.02) != 0 ||
                tg_nn_init_normal_(tg_module_get_tensor(t->wpe, "weight"), 0, 0.02) != 0)) {
@@ -239,7 +252,8 @@ tg_module *tg_nn_gpt2_fn(tg_nn_gpt2_config c)
     gpt2 *g = tg_module_new(&gpt2_type);
     tg_module *m = g ? &g->base : NULL;
     if (g) g->vocab = c.vocab_size;
-    m = tg_module_register_module(m, "transformer", m ? g->transformer = tm : (tg_module_free(tm), NULL));
+    m = tg_module_register_module(m, "transformer",
+                                  m ? g->transformer = tm : (tg_module_free(tm), NULL));
     /* lm_head: a Linear without bias whose weight slot holds wte's tensor (tied). */
     tg_module *head = m ? tg_nn_linear(c.n_embd, c.vocab_size, .bias = false) : NULL;
     tg_tensor **slot = head ? tg_module_get_slot(head, "weight") : NULL;
@@ -254,12 +268,13 @@ tg_module *tg_nn_gpt2_fn(tg_nn_gpt2_config c)
 tg_tensor *tg_nn_gpt2_loss(tg_module *m, tg_tensor *idx, tg_tensor *targets)
 {
     if (!m || m->type != &gpt2_type)
-        return tg_set_error("gpt2_loss", "expected a GPT2LMHeadModel, got %s", tg_module_type_name(m));
+        return tg_set_error("gpt2_loss", "expected a GPT2LMHeadModel, got %s",
+                            tg_module_type_name(m));
     gpt2 *g = (gpt2 *)m;
     tg_scope_begin();
     tg_tensor *logits = tg_module_forward(m, idx);
-    tg_tensor *loss = tg_scope_keep(tg_cross_entropy(tg_view(logits, TG_INTS(-1, g->vocab)),
-                                                     tg_view(targets, TG_INTS(-1))));
+    tg_tensor *loss = tg_scope_keep(
+        tg_cross_entropy(tg_view(logits, TG_INTS(-1, g->vocab)), tg_view(targets, TG_INTS(-1))));
     tg_scope_end();
     return loss;
 }

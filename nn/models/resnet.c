@@ -15,7 +15,8 @@ static tg_tensor *basic_block_forward(tg_module *m, tg_tensor *x)
 {
     basic_block *b = (basic_block *)m;
     tg_scope_begin();
-    tg_tensor *h = tg_module_forward(b->relu, tg_module_forward(b->bn1, tg_module_forward(b->conv1, x)));
+    tg_tensor *h =
+        tg_module_forward(b->relu, tg_module_forward(b->bn1, tg_module_forward(b->conv1, x)));
     h = tg_module_forward(b->bn2, tg_module_forward(b->conv2, h));
     tg_tensor *shortcut = b->downsample ? tg_module_forward(b->downsample, x) : x;
     tg_tensor *y = tg_scope_keep(tg_relu(tg_add(h, shortcut)));
@@ -31,10 +32,13 @@ static tg_module *basic_block_new(int64_t in, int64_t out, int64_t stride)
     basic_block *b = tg_module_new(&basic_block_type);
     tg_module *m = b ? &b->base : NULL;
     if (!m) return NULL;
-    m = tg_module_register_module(m, "conv1", b->conv1 = tg_nn_conv2d(in, out, 3, .stride = stride, .padding = 1, .bias = false));
+    m = tg_module_register_module(
+        m, "conv1",
+        b->conv1 = tg_nn_conv2d(in, out, 3, .stride = stride, .padding = 1, .bias = false));
     m = tg_module_register_module(m, "bn1", m ? b->bn1 = tg_nn_batch_norm2d(out) : NULL);
     m = tg_module_register_module(m, "relu", m ? b->relu = tg_nn_relu() : NULL);
-    m = tg_module_register_module(m, "conv2", m ? b->conv2 = tg_nn_conv2d(out, out, 3, .padding = 1, .bias = false) : NULL);
+    m = tg_module_register_module(
+        m, "conv2", m ? b->conv2 = tg_nn_conv2d(out, out, 3, .padding = 1, .bias = false) : NULL);
     m = tg_module_register_module(m, "bn2", m ? b->bn2 = tg_nn_batch_norm2d(out) : NULL);
     if (!m || (stride == 1 && in == out)) return m;
     b->downsample = tg_nn_sequential(tg_nn_conv2d(in, out, 1, .stride = stride, .bias = false),
@@ -64,8 +68,7 @@ static tg_tensor *resnet_forward(tg_module *m, tg_tensor *x)
     return h;
 }
 
-static const tg_module_type resnet_type = { "ResNet", sizeof(resnet), resnet_forward, NULL,
-                                            NULL };
+static const tg_module_type resnet_type = { "ResNet", sizeof(resnet), resnet_forward, NULL, NULL };
 
 /* Registers child under name and remembers it for the forward pass. */
 static tg_module *add(resnet *r, tg_module *m, const char *name, tg_module *child)
@@ -84,15 +87,19 @@ static int init_conv(tg_module *m, const char *path, void *ctx)
 
 tg_module *tg_nn_resnet_fn(tg_int_list blocks, tg_nn_resnet_opts o)
 {
-    if (blocks.len < 1 || blocks.len > 8 || o.num_classes <= 0 || o.in_channels <= 0 || o.width <= 0)
+    if (blocks.len < 1 || blocks.len > 8 || o.num_classes <= 0 || o.in_channels <= 0 ||
+        o.width <= 0)
         return tg_set_error("ResNet", "expected 1 to 8 stages and positive num_classes, "
                                       "in_channels and width");
     resnet *r = tg_module_new(&resnet_type);
     tg_module *m = r ? &r->base : NULL;
     if (!m) return NULL;
     int64_t w = o.width;
-    if (o.small_input) m = add(r, m, "conv1", tg_nn_conv2d(o.in_channels, w, 3, .padding = 1, .bias = false));
-    else m = add(r, m, "conv1", tg_nn_conv2d(o.in_channels, w, 7, .stride = 2, .padding = 3, .bias = false));
+    if (o.small_input)
+        m = add(r, m, "conv1", tg_nn_conv2d(o.in_channels, w, 3, .padding = 1, .bias = false));
+    else
+        m = add(r, m, "conv1",
+                tg_nn_conv2d(o.in_channels, w, 7, .stride = 2, .padding = 3, .bias = false));
     m = add(r, m, "bn1", m ? tg_nn_batch_norm2d(w) : NULL);
     m = add(r, m, "relu", m ? tg_nn_relu() : NULL);
     if (!o.small_input) m = add(r, m, "maxpool", m ? tg_nn_max_pool2d(3, 2, 1) : NULL);

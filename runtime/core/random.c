@@ -154,8 +154,9 @@ int tg_set_rng_state(tg_generator *g, const tg_tensor *state)
 {
     if (!state || tg_tensor_dtype(state) != TG_UINT8 || tg_tensor_numel(state) != STATE_BYTES ||
         tg_tensor_device(state).type != TG_CPU || !tg_tensor_is_contiguous(state)) {
-        tg__error("set_rng_state", "expected a contiguous CPU uint8 tensor of %d bytes (from "
-                                   "tg_get_rng_state)",
+        tg__error("set_rng_state",
+                  "expected a contiguous CPU uint8 tensor of %d bytes (from "
+                  "tg_get_rng_state)",
                   STATE_BYTES);
         return -1;
     }

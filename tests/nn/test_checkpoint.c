@@ -37,8 +37,8 @@ static void run_new(run *r, uint64_t seed)
     tg_lr_scheduler *warm = tg_linear_lr_new(r->opt, .start_factor = 0.1, .total_iters = 3);
     tg_lr_scheduler *cos = tg_cosine_annealing_lr_new(r->opt, STEPS - 3);
     r->sched = tg_sequential_lr_new(r->opt, (tg_lr_scheduler *const[]){ warm, cos }, 2, TG_INTS(3));
-    r->loader = tg_loader_new(r->data, .batch_size = BATCH, .shuffle = true, .seed = 7,
-                              .num_workers = 2);
+    r->loader =
+        tg_loader_new(r->data, .batch_size = BATCH, .shuffle = true, .seed = 7, .num_workers = 2);
     cr_assert(r->data && r->model && r->opt && r->sched && r->loader, "%s", tg_last_error());
 }
 
@@ -90,7 +90,7 @@ Test(checkpoint, resume_is_bit_identical)
     run_free(&b);
 
     run c;
-    run_new(&c, 99); /* other weights: the checkpoint must replace them all */
+    run_new(&c, 99);   /* other weights: the checkpoint must replace them all */
     tg_manual_seed(5); /* and another generator state: dropout's masks come from the file's */
     tg_checkpoint ck2 = { c.model, c.opt, c.sched, c.loader, 0 };
     cr_assert_eq(tg_checkpoint_load(path, &ck2), 0, "%s", tg_last_error());
@@ -120,9 +120,8 @@ Test(checkpoint, missing_part_and_wrong_model_change_nothing)
     tg_clear_error();
     cr_expect_eq(all.step, 0);
     /* a model of another shape: the key and both shapes are named, nothing changes */
-    tg_module *other = tg_nn_sequential(tg_nn_linear(6, 16), tg_nn_gelu("none"),
-                                        tg_nn_dropout(0.2), tg_nn_layer_norm(16),
-                                        tg_nn_linear(16, 3));
+    tg_module *other = tg_nn_sequential(tg_nn_linear(6, 16), tg_nn_gelu("none"), tg_nn_dropout(0.2),
+                                        tg_nn_layer_norm(16), tg_nn_linear(16, 3));
     tg_checkpoint wrong = { .model = other };
     cr_expect_eq(tg_checkpoint_load(path, &wrong), -1);
     cr_expect(strstr(tg_last_error(), "0.weight: [32, 6] in the state, [16, 6] in the model"), "%s",

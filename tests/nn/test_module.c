@@ -41,20 +41,20 @@ Test(nn_module, names_in_pytorch_order)
                  8);
     cr_expect(l.data[4].is_buffer && !l.data[3].is_buffer);
     tg_named_tensors_free(&l);
-    cr_assert_eq(tg_module_named_tensors(m, &l, .parameters = false, .buffers = true,
-                                         .prefix = "net"),
-                 0);
-    expect_names(l,
-                 (const char *[]){ "net.2.running_mean", "net.2.running_var",
-                                   "net.2.num_batches_tracked" },
-                 3);
+    cr_assert_eq(
+        tg_module_named_tensors(m, &l, .parameters = false, .buffers = true, .prefix = "net"), 0);
+    expect_names(
+        l,
+        (const char *[]){ "net.2.running_mean", "net.2.running_var", "net.2.num_batches_tracked" },
+        3);
     tg_named_tensors_free(&l);
     /* 2*3+3 + 3+3 + 3 */
     cr_expect_eq(tg_module_num_parameters(m, false), 18);
     cr_expect_str_eq(tg_module_type_name(tg_module_get(m, "2")), "BatchNorm1d");
     cr_expect_eq(tg_tensor_size(tg_module_get_tensor(m, "0.weight"), 0), 3);
     cr_expect_null(tg_module_get_tensor(m, "3.bias"));
-    cr_expect(strstr(tg_last_error(), "has no parameter or buffer '3.bias'"), "%s", tg_last_error());
+    cr_expect(strstr(tg_last_error(), "has no parameter or buffer '3.bias'"), "%s",
+              tg_last_error());
     tg_clear_error();
     cr_expect_null(tg_module_get(m, "0.nope"));
     cr_expect(strstr(tg_last_error(), "no submodule 'nope'"), "%s", tg_last_error());
@@ -101,8 +101,8 @@ Test(nn_module, bad_constructor_arguments_and_registration)
 
 Test(nn_module, tied_weights_listed_once_and_stay_tied)
 {
-    tg_module *g = tg_nn_gpt2(.vocab_size = 11, .n_positions = 8, .n_embd = 8, .n_layer = 1,
-                              .n_head = 2);
+    tg_module *g =
+        tg_nn_gpt2(.vocab_size = 11, .n_positions = 8, .n_embd = 8, .n_layer = 1, .n_head = 2);
     cr_assert(g, "%s", tg_last_error());
     tg_tensor *wte = tg_module_get_tensor(g, "transformer.wte.weight");
     cr_expect_eq(tg_module_get_tensor(g, "lm_head.weight"), wte);
@@ -206,7 +206,8 @@ Test(nn_module, default_inits_match_pytorchs_distributions)
     tg_module *l = tg_nn_linear(400, 300);
     moments(tg_module_get_tensor(l, "weight"), &mean, &std, &lo, &hi);
     cr_expect(lo >= -bound && hi <= bound && hi > 0.99 * bound && lo < -0.99 * bound);
-    cr_expect(fabs(mean) < 0.002 && fabs(std - bound / sqrt(3.0)) < 0.01 * bound, "%g %g", mean, std);
+    cr_expect(fabs(mean) < 0.002 && fabs(std - bound / sqrt(3.0)) < 0.01 * bound, "%g %g", mean,
+              std);
     tg_module_free(l);
     /* nn.Conv2d(16, 32, 3): fan_in 16 * 9 */
     tg_module *c = tg_nn_conv2d(16, 32, 3);
@@ -272,9 +273,11 @@ Test(nn_module, save_load_round_trip_with_prefix_and_tied_weights)
     char *d = tmpdir(), path[512];
     snprintf(path, sizeof path, "%s/g.safetensors", d);
     tg_manual_seed(3);
-    tg_module *a = tg_nn_gpt2(.vocab_size = 11, .n_positions = 8, .n_embd = 8, .n_layer = 2, .n_head = 2);
+    tg_module *a =
+        tg_nn_gpt2(.vocab_size = 11, .n_positions = 8, .n_embd = 8, .n_layer = 2, .n_head = 2);
     tg_manual_seed(4);
-    tg_module *b = tg_nn_gpt2(.vocab_size = 11, .n_positions = 8, .n_embd = 8, .n_layer = 2, .n_head = 2);
+    tg_module *b =
+        tg_nn_gpt2(.vocab_size = 11, .n_positions = 8, .n_embd = 8, .n_layer = 2, .n_head = 2);
     cr_assert(a && b);
     cr_assert_eq(tg_module_save(a, path, .prefix = "model."), 0, "%s", tg_last_error());
     tg_state *s = tg_state_open(path);

@@ -65,11 +65,11 @@ static int run(tg_module *m, const char *dir, const char *name, tg_state *io, co
     if (!m) return fail(name);
     int rc = load(m, path);
     tg_module_eval(m);
-    TG_NO_GRAD
-    {
+    TG_NO_GRAD {
         tg_scope_begin();
         if (rc == 0)
-            rc = compare(name, tg_module_forward(m, tg_state_tensor(io, in)), tg_state_tensor(io, ref));
+            rc = compare(name, tg_module_forward(m, tg_state_tensor(io, in)),
+                         tg_state_tensor(io, ref));
         tg_scope_end();
     }
     snprintf(path, sizeof path, "%s/tensorgen_%s.safetensors", dir, name);
@@ -100,7 +100,7 @@ static tg_module *zoo_layer(const char *name)
  * PyTorch's mode, compared; BatchNorm2d in training mode also by its updated statistics. */
 static int run_zoo(const char *dir, tg_state *io)
 {
-    static const char *const names[] = { "lin", "c1", "c2", "ct", "bn", "bn1",
+    static const char *const names[] = { "lin", "c1", "c2",  "ct",  "bn",  "bn1",
                                          "ln",  "gn", "emb", "mha", "mhab" };
     char path[4096], key[64], prefix[32];
     snprintf(path, sizeof path, "%s/zoo.safetensors", dir);
@@ -112,15 +112,16 @@ static int run_zoo(const char *dir, tg_state *io)
         tg_module *m = zoo_layer(n);
         snprintf(prefix, sizeof prefix, "zoo.%s.", n);
         tg_load_report r = { 0 };
-        rc = m && tg_module_load_state_dict(m, zoo, .prefix = prefix, .strict = false, .report = &r) == 0 &&
+        rc = m &&
+                     tg_module_load_state_dict(m, zoo, .prefix = prefix, .strict = false,
+                                               .report = &r) == 0 &&
                      r.n_missing == 0 && r.n_mismatched == 0
                  ? 0
                  : fail(n);
         tg_load_report_free(&r);
         tg_module_train(m, strcmp(n, "bn") == 0); /* as torch_interop.py runs them */
         tg_scope_begin();
-        TG_NO_GRAD
-        {
+        TG_NO_GRAD {
             snprintf(key, sizeof key, "zoo.%s.in0", n);
             tg_tensor *x = rc == 0 ? tg_state_tensor(io, key) : NULL, *y = NULL;
             if (x && strncmp(n, "mha", 3) == 0) {
@@ -130,10 +131,10 @@ static int run_zoo(const char *dir, tg_state *io)
                     in[k] = tg_state_tensor(io, key);
                 }
                 /* the bool mask travels as int64; the causal one is a float mask */
-                tg_tensor *mask = tg_tensor_dtype(in[3]) == TG_INT64 ? tg_ne_scalar(in[3], 0) : in[3];
+                tg_tensor *mask =
+                    tg_tensor_dtype(in[3]) == TG_INT64 ? tg_ne_scalar(in[3], 0) : in[3];
                 y = tg_nn_multihead_attention_forward(m, in[0], in[1], in[2], .attn_mask = mask);
-            } else if (x)
-                y = tg_module_forward(m, x);
+            } else if (x) y = tg_module_forward(m, x);
             snprintf(key, sizeof key, "zoo.%s.out", n);
             if (rc == 0) rc = compare(key, y, tg_state_tensor(io, key));
             if (rc == 0 && strcmp(n, "bn") == 0) {
