@@ -559,6 +559,7 @@ test: test-plain test-capabilities test-isa test-shared test-install test-safete
 SHOW_TEST_RESULTS := grep -vE '^\[(RUN |PASS)\]|^\[====\] Running' | awk '!/^\[SKIP\]/ || !seen[$$0]++'
 
 test-plain: all $(BUILD)/tests/tg_tests $(BUILD)/api-compile.ok
+	tests/build/nn_api_check.sh
 	set -o pipefail; TGEN=$(BUILD)/tgen $(BUILD)/tests/tg_tests -j2 --verbose 2>&1 | $(SHOW_TEST_RESULTS)
 
 # The kernel suites again under each capability this CPU supports (test-plain ran them with

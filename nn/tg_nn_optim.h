@@ -174,10 +174,17 @@ int64_t tg_optimizer_param_steps(const tg_optimizer *o, const char *name);
 int tg_optimizer_save_state(tg_optimizer *o, tg_state *s, const char *prefix);
 int tg_optimizer_load_state(tg_optimizer *o, tg_state *s, const char *prefix);
 
-/* ---- gradient clipping ---- */
-/* torch.nn.utils.clip_grad_value_: every .grad of params[0..n) clamped in place to
- * [-clip_value, clip_value] (parameters without a gradient skipped). 0 or -1. The norm version
- * is tg_clip_grad_norm_ (tg_core.h). */
+/* ---- gradient clipping (torch.nn.utils) ---- */
+/* clip_grad_norm_ (1.13, error_if_nonfinite=False) over the .grad of params[0..n) (params
+ * without a gradient are skipped): the total norm_type-norm of the gradients (the norm of their
+ * norms), then every gradient scaled in place by min(max_norm / (total + 1e-6), 1), in the
+ * gradients' dtype with PyTorch's arithmetic. Returns the total norm (0 when no parameter has a
+ * gradient; inf or NaN gradients give a non-finite total and scale the gradients by it, as
+ * PyTorch does), or -1 with an error recorded (gradients of different devices or dtypes, a NULL
+ * parameter). */
+double tg_clip_grad_norm_(tg_tensor *const *params, int n, double max_norm, double norm_type);
+/* clip_grad_value_: every .grad of params[0..n) clamped in place to [-clip_value, clip_value]
+ * (parameters without a gradient skipped). 0 or -1. */
 int tg_clip_grad_value_(tg_tensor *const *params, int n, double clip_value);
 /* The same over an optimizer's parameters (every group): tg_clip_grad_norm_ returns the total
  * norm (or -1 with an error). */

@@ -403,16 +403,6 @@ tg_dual tg_unpack_dual(tg_tensor *t, int level);
     for (bool tg__ng_prev = tg_set_grad_enabled(false), tg__ng_once = true; tg__ng_once; \
          tg__ng_once = false, tg_set_grad_enabled(tg__ng_prev))
 
-/* ---- training utilities (kernels/composite/clip_grad.c) ---- */
-/* torch.nn.utils.clip_grad_norm_ (1.13, error_if_nonfinite=False) over the .grad of params[0..n)
- * (params without a gradient are skipped): the total norm_type-norm of the gradients (the norm
- * of their norms), then every gradient scaled in place by min(max_norm / (total + 1e-6), 1),
- * in the gradients' dtype with PyTorch's arithmetic. Returns the total norm (0 when no
- * parameter has a gradient; inf or NaN gradients give a non-finite total and scale the
- * gradients by it, as PyTorch does), or -1 with an error recorded (gradients of different
- * devices or dtypes, a NULL parameter). */
-double tg_clip_grad_norm_(tg_tensor *const *params, int n, double max_norm, double norm_type);
-
 /* ---- random numbers ---- */
 /* The default CPU generator is seeded from the clock unless tg_manual_seed() is called. */
 void tg_manual_seed(uint64_t seed);

@@ -1,6 +1,5 @@
 /* Gradient clipping: torch.nn.utils.clip_grad_value_ (each .grad clamped in place) and the
- * optimizer-level conveniences over its parameters (the norm version is the core's
- * tg_clip_grad_norm_, kernels/composite/clip_grad.c). */
+ * optimizer-level conveniences over its parameters (the norm version: clip_grad_norm.c). */
 #include "optim_internal.h"
 
 #include <stdlib.h>

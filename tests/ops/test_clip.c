@@ -11,6 +11,7 @@
 #include "kt_case.h"
 #include "../fixtures/clip_fixtures.h"
 #include "tg_cover.h"
+#include "tg_nn_optim.h" /* tg_clip_grad_norm_ */
 
 TG_COVERS("_foreach_norm.Scalar");
 

@@ -5,6 +5,7 @@
  * _foreach_norm and tg_clip_grad_norm_. Bounds: sort and topk move values without arithmetic:
  * exact; norms kt_tol_relative. */
 #include "kt_case.h"
+#include "tg_nn_optim.h" /* tg_clip_grad_norm_ */
 
 /* Values with ties: integers in [-32, 32), as floating types divided by 4 (exact in every
  * dtype). */

@@ -1,22 +1,15 @@
-/* tg_clip_grad_norm_ (declared in tg_core.h): torch.nn.utils.clip_grad_norm_ of PyTorch 1.13
+/* tg_clip_grad_norm_ (tg_nn_optim.h): torch.nn.utils.clip_grad_norm_ of PyTorch 1.13
  * (error_if_nonfinite=False) in terms of operators: _foreach_norm of the gradients, the norm
  * of those norms (stacked), clip_coef = reciprocal(total + 1e-6) * max_norm (Python's
  * `max_norm / tensor` is reciprocal times max_norm), clamped to at most 1, and every gradient
  * multiplied in place by it, always (a coefficient of 1 leaves it unchanged). Every step runs in
  * the gradients' dtype, as in PyTorch, with grad mode off and the caller's scope suspended
- * (it releases what it makes). A training utility rather than an
- * operator: it lives with the composites because it is written with their public functions. */
+ * (it releases what it makes). A training utility, written with the operators' public
+ * functions, beside torch.optim's in nn/. */
 #include <math.h>
 #include <stdlib.h>
 
-#include "core/core.h"
-#include "ops/_foreach_norm.h"
-#include "ops/add.h"
-#include "ops/clamp.h"
-#include "ops/div.h"
-#include "ops/mul.h"
-#include "ops/ones_like.h"
-#include "ops/stack.h"
+#include "optim_internal.h"
 
 /* The total norm as a zero-dim tensor, then the gradients scaled; 0 or -1. */
 static int clip(tg_tensor **grads, int m, double max_norm, double norm_type, double *total_out)
@@ -57,12 +50,12 @@ double tg_clip_grad_norm_(tg_tensor *const *params, int n, double max_norm, doub
 {
     const char *op = "clip_grad_norm_";
     if (n < 0 || (n > 0 && !params)) {
-        tg__error(op, "expected n >= 0 parameters");
+        tg_set_error(op, "expected n >= 0 parameters");
         return -1;
     }
     tg_tensor **grads = malloc(sizeof(tg_tensor *) * (size_t)(n > 0 ? n : 1));
     if (!grads) {
-        tg__error(op, "out of memory");
+        tg_set_error(op, "out of memory");
         return -1;
     }
     /* the tensors made here are this function's own, not the caller's scope's */
@@ -70,7 +63,7 @@ double tg_clip_grad_norm_(tg_tensor *const *params, int n, double max_norm, doub
     int m = 0, rc = 0;
     for (int i = 0; i < n && rc == 0; i++) {
         if (!params[i]) {
-            tg__error(op, "parameter %d is NULL", i);
+            tg_set_error(op, "parameter %d is NULL", i);
             rc = -1;
             break;
         }
