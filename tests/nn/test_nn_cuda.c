@@ -33,14 +33,16 @@ Test(nn_cuda, module_to_device_trains_and_saves)
     const tg_device dev = TG_DEVICE_CUDA(0);
     tg_module *cpu = small_resnet(), *gpu = small_resnet();
     cr_assert_eq(tg_module_to(gpu, .device = dev), 0, "%s", tg_last_error());
-    cr_expect_eq(tg_tensor_device(tg_module_get_tensor(gpu, "layer2.0.downsample.1.running_var")).type,
-                 TG_CUDA);
+    cr_expect_eq(
+        tg_tensor_device(tg_module_get_tensor(gpu, "layer2.0.downsample.1.running_var")).type,
+        TG_CUDA);
     tg_scope_begin();
     tg_tensor *x = tg_randn(TG_INTS(2, 2, 6, 6)), *y = tg_randint(3, TG_INTS(2));
     tg_tensor *yc = tg_module_forward(cpu, x);
     tg_tensor *yg = tg_to_device(tg_module_forward(gpu, tg_to_device(x, dev)), TG_DEVICE_CPU);
     cr_assert(yc && yg, "%s", tg_last_error());
-    cr_expect(max_abs_diff(yc, yg) < 1e-4, "CPU and CUDA outputs differ by %g", max_abs_diff(yc, yg));
+    cr_expect(max_abs_diff(yc, yg) < 1e-4, "CPU and CUDA outputs differ by %g",
+              max_abs_diff(yc, yg));
     /* one SGD step with momentum on each: the parameters stay equal */
     tg_optimizer *oc = tg_sgd_new(TG_MODULE_PARAMS(cpu), .lr = 0.1, .momentum = 0.9);
     tg_optimizer *og = tg_sgd_new(TG_MODULE_PARAMS(gpu), .lr = 0.1, .momentum = 0.9);
@@ -76,7 +78,8 @@ Test(nn_cuda, loader_delivers_batches_on_the_device)
     KT_REQUIRE_DEVICE("nn_cuda");
     tg_tensor *x = tg_randn(TG_INTS(10, 3));
     tg_dataset *ds = tg_tensor_dataset_new((tg_tensor *const[]){ x }, 1);
-    tg_loader *l = tg_loader_new(ds, .batch_size = 4, .num_workers = 2, .device = TG_DEVICE_CUDA(0));
+    tg_loader *l =
+        tg_loader_new(ds, .batch_size = 4, .num_workers = 2, .device = TG_DEVICE_CUDA(0));
     cr_assert(l, "%s", tg_last_error());
     tg_batch b;
     int64_t seen = 0;
