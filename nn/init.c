@@ -5,6 +5,12 @@
 #include <string.h>
 
 #include "nn_private.h"
+#include "ops/copy.h"
+#include "ops/fill.h"
+#include "ops/normal.h"
+#include "ops/rand.h"
+#include "ops/uniform.h"
+#include "ops/view.h"
 
 /* Runs an in-place operator's result through: 0 when it succeeded. */
 static int done(tg_tensor *r)

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "nn_private.h"
+#include "ops/_to_copy.h"
 
 /* The converted tensor (a new reference; the same tensor retained when nothing changes), with
  * its requires_grad and .grad carried over. Called inside TG__NN_OWN. */

@@ -3,7 +3,12 @@
 #ifndef TG_NN_PRIVATE_H
 #define TG_NN_PRIVATE_H
 
-#include "tensorgen.h"
+/* The public headers without the operators' umbrella (tg_ops.h, which changes with every new
+ * operator): each file includes the generated ops/<op>.h of the operators it calls, so adding
+ * an operator recompiles none of nn/ (make check-rebuild-cost). */
+#include "tg_core.h"
+#include "tg_io.h"
+#include "tg_nn.h"
 
 typedef enum tg__slot_kind {
     TG__SLOT_PARAMETER,
@@ -39,6 +44,10 @@ struct tg__module_child {
 tg_tensor *tg__nn_uniform(tg_int_list shape, double bound);
 /* A new CPU tensor (default dtype) filled with value, owned by the caller. */
 tg_tensor *tg__nn_full(tg_int_list shape, double value);
+
+/* GPT's causal self-attention between its projections: qkv (B, T, 3E), q, k and v stacked,
+ * -> (B, T, E), with heads heads (nn/layers/attention.c). In the caller's scope. */
+tg_tensor *tg__nn_causal_heads(tg_tensor *qkv, int64_t heads, double dropout_p);
 
 /* tg_module_apply from a given path (the recursion). */
 int tg__nn_apply(tg_module *m, const char *path, tg_module_fn fn, void *ctx);

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "nn_private.h"
+#include "ops/_to_copy.h"
+#include "ops/copy.h"
 
 int tg_module_state_dict_fn(tg_module *m, tg_state *s, tg_state_dict_opts opts)
 {

@@ -4,6 +4,8 @@
 #include <string.h>
 
 #include "nn_private.h"
+#include "ops/empty.h"
+#include "ops/full.h"
 
 char *tg__nn_join(const char *prefix, const char *name)
 {

@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 #include "data_internal.h"
+#include "ops/select.h"
 
 struct tg_dataset {
     char *name;

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 
 #define OP "DigitsDataset"
 #define SIDE 8

@@ -19,8 +19,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 #include "data_internal.h"
+#include "ops/to.h"
 
 #define OP "DataLoader"
 #define MSG_CAP 1024

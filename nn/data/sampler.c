@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 
 struct tg_sampler {
     int64_t n;

@@ -4,8 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 #include "data_internal.h"
+#include "ops/contiguous.h"
+#include "ops/to.h"
 
 #define OP "TensorDataset"
 

@@ -9,7 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 
 #define OP "TokenDataset"
 

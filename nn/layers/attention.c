@@ -4,6 +4,16 @@
 #include <stdio.h>
 
 #include "../nn_private.h"
+#include "ops/empty.h"
+#include "ops/eq.h"
+#include "ops/linear.h"
+#include "ops/permute.h"
+#include "ops/reshape.h"
+#include "ops/scaled_dot_product_attention.h"
+#include "ops/slice.h"
+#include "ops/transpose.h"
+#include "ops/unbind.h"
+#include "ops/view.h"
 
 typedef struct mha {
     tg_module base;
@@ -115,26 +125,34 @@ typedef struct causal {
     tg_nn_attention_opts o;
 } causal;
 
-/* (B, T, E) -> (B, T, E). The q, k, v projections come out of one linear layer as (B, T, 3E);
- * a view to (B, T, 3, H, hd) and a permute to (3, B, H, T, hd) make each a (B, H, T, hd) view
- * with a contiguous head dimension, which the fused kernel reads in place. */
+/* qkv (B, T, 3E) -> (B, T, E): the projections viewed (B, T, 3, H, hd) and permuted to
+ * (3, B, H, T, hd) make q, k and v (B, H, T, hd) views with a contiguous head dimension, which
+ * the fused kernel reads in place (unbind rather than three selects: its backward stacks the
+ * three gradients into one tensor); the heads merged back. In the caller's scope. */
+tg_tensor *tg__nn_causal_heads(tg_tensor *qkv, int64_t heads, double dropout_p)
+{
+    if (!qkv) return NULL;
+    int64_t b = tg_tensor_size(qkv, 0), t = tg_tensor_size(qkv, 1), e = tg_tensor_size(qkv, 2) / 3;
+    tg_tensor *h =
+        tg_permute(tg_view(qkv, TG_INTS(b, t, 3, heads, e / heads)), TG_INTS(2, 0, 3, 1, 4));
+    tg_tensor_list q_k_v = h ? tg_unbind(h) : (tg_tensor_list){ NULL, 0 };
+    tg_tensor *y =
+        q_k_v.data ? tg_scaled_dot_product_attention(q_k_v.data[0], q_k_v.data[1], q_k_v.data[2],
+                                                     .is_causal = true, .dropout_p = dropout_p)
+                   : NULL;
+    return tg_reshape(tg_transpose(y, 1, 2), TG_INTS(b, t, e));
+}
+
+/* (B, T, E) -> c_proj(causal attention of c_attn(x)) (B, T, E). */
 static tg_tensor *causal_forward(tg_module *m, tg_tensor *x)
 {
     causal *c = (causal *)m;
     if (tg_tensor_dim(x) != 3 || tg_tensor_size(x, 2) != c->e)
         return tg_set_error("CausalSelfAttention", "expected (B, T, %lld) input", (long long)c->e);
-    int64_t b = tg_tensor_size(x, 0), t = tg_tensor_size(x, 1), hd = c->e / c->heads;
     tg_scope_begin();
-    tg_tensor *qkv = tg_module_forward(c->c_attn, x);
-    tg_tensor *heads =
-        tg_permute(tg_view(qkv, TG_INTS(b, t, 3, c->heads, hd)), TG_INTS(2, 0, 3, 1, 4));
-    tg_tensor_list q_k_v = heads ? tg_unbind(heads) : (tg_tensor_list){ NULL, 0 };
-    tg_tensor *y = q_k_v.data ? tg_scaled_dot_product_attention(
-                                    q_k_v.data[0], q_k_v.data[1], q_k_v.data[2], .is_causal = true,
-                                    .dropout_p = m->training ? c->o.dropout : 0.0)
-                              : NULL;
-    tg_tensor *merged = tg_reshape(tg_transpose(y, 1, 2), TG_INTS(b, t, c->e));
-    tg_tensor *out = tg_scope_keep(tg_module_forward(c->c_proj, merged));
+    tg_tensor *y = tg__nn_causal_heads(tg_module_forward(c->c_attn, x), c->heads,
+                                       m->training ? c->o.dropout : 0.0);
+    tg_tensor *out = tg_scope_keep(tg_module_forward(c->c_proj, y));
     tg_scope_end();
     return out;
 }

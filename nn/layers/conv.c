@@ -3,6 +3,9 @@
 #include <stdio.h>
 
 #include "../nn_private.h"
+#include "ops/conv1d.h"
+#include "ops/conv2d.h"
+#include "ops/conv_transpose2d.h"
 
 typedef struct conv {
     tg_module base;

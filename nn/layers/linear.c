@@ -3,6 +3,10 @@
 #include <stdio.h>
 
 #include "../nn_private.h"
+#include "ops/embedding.h"
+#include "ops/empty.h"
+#include "ops/linear.h"
+#include "ops/select.h"
 
 typedef struct linear {
     tg_module base;

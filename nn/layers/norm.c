@@ -2,6 +2,11 @@
 #include <stdio.h>
 
 #include "../nn_private.h"
+#include "ops/add.h"
+#include "ops/batch_norm.h"
+#include "ops/group_norm.h"
+#include "ops/layer_norm.h"
+#include "ops/zeros.h"
 
 typedef struct norm {
     tg_module base;

@@ -4,6 +4,14 @@
 #include <string.h>
 
 #include "../nn_private.h"
+#include "ops/adaptive_avg_pool2d.h"
+#include "ops/dropout.h"
+#include "ops/flatten.h"
+#include "ops/gelu.h"
+#include "ops/max_pool2d.h"
+#include "ops/relu.h"
+#include "ops/silu.h"
+#include "ops/tanh.h"
 
 typedef struct simple {
     tg_module base;

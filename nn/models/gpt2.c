@@ -4,6 +4,13 @@
 #include <stdio.h>
 
 #include "../nn_private.h"
+#include "ops/add.h"
+#include "ops/addmm.h"
+#include "ops/arange.h"
+#include "ops/cross_entropy_loss.h"
+#include "ops/empty.h"
+#include "ops/reshape.h"
+#include "ops/view.h"
 
 /* ---- Conv1D: y = x @ weight + bias, weight (nx, nf): a Linear with its weight transposed ---- */
 
@@ -67,20 +74,12 @@ typedef struct attention {
 static tg_tensor *attention_forward(tg_module *m, tg_tensor *x)
 {
     attention *a = (attention *)m;
-    int64_t b = tg_tensor_size(x, 0), t = tg_tensor_size(x, 1), hd = a->e / a->heads;
+    if (tg_tensor_dim(x) != 3 || tg_tensor_size(x, 2) != a->e)
+        return tg_set_error("GPT2Attention", "expected (B, T, %lld) input", (long long)a->e);
     tg_scope_begin();
-    /* (B, T, 3E) viewed (B, T, 3, H, hd) and permuted to (3, B, H, T, hd): q, k and v are
-     * views with a contiguous head dimension, read in place by the fused kernel. */
-    tg_tensor *qkv = tg_module_forward(a->c_attn, x);
-    tg_tensor *heads =
-        tg_permute(tg_view(qkv, TG_INTS(b, t, 3, a->heads, hd)), TG_INTS(2, 0, 3, 1, 4));
-    tg_tensor_list q_k_v = heads ? tg_unbind(heads) : (tg_tensor_list){ NULL, 0 };
-    tg_tensor *y = q_k_v.data ? tg_scaled_dot_product_attention(
-                                    q_k_v.data[0], q_k_v.data[1], q_k_v.data[2], .is_causal = true,
-                                    .dropout_p = m->training ? a->dropout : 0.0)
-                              : NULL;
-    tg_tensor *merged = tg_reshape(tg_transpose(y, 1, 2), TG_INTS(b, t, a->e));
-    tg_tensor *out = tg_module_forward(a->c_proj, merged);
+    tg_tensor *y = tg__nn_causal_heads(tg_module_forward(a->c_attn, x), a->heads,
+                                       m->training ? a->dropout : 0.0);
+    tg_tensor *out = tg_module_forward(a->c_proj, y);
     if (a->dropout > 0) out = tg_module_forward(a->resid_dropout, out);
     tg_scope_keep(out);
     tg_scope_end();

@@ -3,6 +3,9 @@
 #include <string.h>
 
 #include "../nn_private.h"
+#include "ops/add.h"
+#include "ops/flatten.h"
+#include "ops/relu.h"
 
 /* ---- BasicBlock: relu(bn2(conv2(relu(bn1(conv1(x))))) + shortcut(x)) ---- */
 

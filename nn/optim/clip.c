@@ -1,6 +1,7 @@
 /* Gradient clipping: torch.nn.utils.clip_grad_value_ (each .grad clamped in place) and the
  * optimizer-level conveniences over its parameters (the norm version: clip_grad_norm.c). */
 #include "optim_internal.h"
+#include "ops/clamp.h"
 
 #include <stdlib.h>
 

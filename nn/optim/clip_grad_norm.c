@@ -10,6 +10,13 @@
 #include <stdlib.h>
 
 #include "optim_internal.h"
+#include "ops/_foreach_norm.h"
+#include "ops/add.h"
+#include "ops/clamp.h"
+#include "ops/div.h"
+#include "ops/mul.h"
+#include "ops/ones_like.h"
+#include "ops/stack.h"
 
 /* The total norm as a zero-dim tensor, then the gradients scaled; 0 or -1. */
 static int clip(tg_tensor **grads, int m, double max_norm, double norm_type, double *total_out)

@@ -3,7 +3,7 @@
 #ifndef TG_NN_OPTIM_INTERNAL_H
 #define TG_NN_OPTIM_INTERNAL_H
 
-#include "tensorgen.h"
+#include "../nn_private.h"
 
 /* One parameter: its name (owned copy), its slot (borrowed), its group and its state, made on
  * its first step (NULL until then; max_exp_avg_sq only with amsgrad, momentum_buffer only with

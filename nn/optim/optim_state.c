@@ -4,6 +4,9 @@
  * a checkpoint that is not yet written). Loading checks the whole file first, builds the new
  * state tensors, and only then replaces anything. Key layout: tg_nn_optim.h. */
 #include "optim_internal.h"
+#include "ops/clone.h"
+#include "ops/copy.h"
+#include "ops/zeros_like.h"
 
 #include <math.h>
 #include <stdarg.h>

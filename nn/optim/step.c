@@ -3,6 +3,9 @@
  * mode off and the caller's scope suspended (the tensors made here are the optimizer's own).
  * Every parameter's gradient and state is checked before any parameter changes. */
 #include "optim_internal.h"
+#include "ops/adam_step.h"
+#include "ops/sgd_step.h"
+#include "ops/zeros_like.h"
 
 #include <stdlib.h>
 #include <string.h>
