@@ -490,7 +490,7 @@ SHARED_TESTS := $(addprefix $(BUILD)/tests/,tg_tests_shared dlopen_after_deps cu
                 libtestops.so libtestops_copy.so libnotops.so tg_tests_nocuda)
 $(BUILD)/tests/libtestops.so: $(TESTOPS_SRC) $(SO)
 	@mkdir -p $(dir $@)
-	$(CC) $(CSTD) -O1 -g $(WARN) -Werror -shared -fPIC -Wl,--no-undefined -I$(TESTOPS_GEN) -Iruntime \
+	$(CC) $(CSTD) -O1 -g $(WARN) -Werror -shared -fPIC -Wl,--no-undefined -I$(TESTOPS_GEN) -Iruntime -Inn \
 	  -Igenerated -o $@ $(TESTOPS_SRC) $(SHARED_LINK)
 $(BUILD)/tests/libtestops_copy.so: $(BUILD)/tests/libtestops.so
 	cp $< $@
