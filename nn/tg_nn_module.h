@@ -14,7 +14,8 @@
  *     {
  *         return tg_mul(x, ((scale *)m)->weight);       // the caller's scope owns the result
  *     }
- *     static const tg_module_type scale_type = { "Scale", sizeof(scale), scale_forward };
+ *     static const tg_module_type scale_type = { .name = "Scale", .size = sizeof(scale),
+ *                                                .forward = scale_forward };
  *
  *     tg_module *scale_new(int64_t c)
  *     {
