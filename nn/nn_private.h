@@ -39,9 +39,10 @@ struct tg__module_child {
          tg__own_once;                                           \
          tg__own_once = 0, tg_set_grad_enabled(tg__own_grad), tg_scope_resume(tg__own_tok))
 
-/* A new CPU tensor (default dtype) of `shape`, uniform in [-bound, bound] (the layers' default
- * initialisation), owned by the caller; NULL with an error. */
+/* A new CPU tensor (default dtype) of `shape`, uniform in [-bound, bound] or N(0, std) (the
+ * layers' default initialisations), owned by the caller; NULL with an error. */
 tg_tensor *tg__nn_uniform(tg_int_list shape, double bound);
+tg_tensor *tg__nn_normal(tg_int_list shape, double std);
 /* A new CPU tensor (default dtype) filled with value, owned by the caller. */
 tg_tensor *tg__nn_full(tg_int_list shape, double value);
 

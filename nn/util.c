@@ -25,15 +25,26 @@ const char *tg__nn_shape_str(const tg_tensor *t, char *buf, size_t cap)
     return buf;
 }
 
+/* t when its initialisation rc is 0; else t released and NULL. */
+static tg_tensor *initialised(tg_tensor *t, int rc)
+{
+    if (t && rc == 0) return t;
+    tg_release(t);
+    return NULL;
+}
+
 tg_tensor *tg__nn_uniform(tg_int_list shape, double bound)
 {
     tg_tensor *t = NULL;
     TG__NN_OWN t = tg_empty(shape);
-    if (t && tg_nn_init_uniform_(t, -bound, bound) != 0) {
-        tg_release(t);
-        t = NULL;
-    }
-    return t;
+    return initialised(t, t ? tg_nn_init_uniform_(t, -bound, bound) : -1);
+}
+
+tg_tensor *tg__nn_normal(tg_int_list shape, double std)
+{
+    tg_tensor *t = NULL;
+    TG__NN_OWN t = tg_empty(shape);
+    return initialised(t, t ? tg_nn_init_normal_(t, 0, std) : -1);
 }
 
 tg_tensor *tg__nn_full(tg_int_list shape, double value)

@@ -15,6 +15,31 @@
 #include "tg_ops.h"
 
 /* A tensor of `dtype` holding the given float64 values (converted), contiguous. */
+/* A fresh directory for one test's files (malloc'd path), and its removal with what is in it. */
+static inline char *kt_tmpdir(void)
+{
+    char *d = strdup("/tmp/tg_test_XXXXXX");
+    cr_assert(d && mkdtemp(d));
+    return d;
+}
+static inline void kt_rmdir(char *d)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    cr_expect_eq(system(cmd), 0);
+    free(d);
+}
+
+/* `call` fails with exactly the error `msg`; the error is cleared before and after. */
+#define KT_EXPECT_ERROR(call, msg)                                                  \
+    do {                                                                            \
+        tg_clear_error();                                                           \
+        cr_expect(!(call));                                                         \
+        cr_expect(tg_last_error() && strcmp(tg_last_error(), msg) == 0, "got '%s'", \
+                  tg_last_error() ? tg_last_error() : "(none)");                    \
+        tg_clear_error();                                                           \
+    } while (0)
+
 static inline tg_tensor *kt_tensor(const double *v, const int64_t *shape, int64_t ndim,
                                    tg_dtype dtype)
 {

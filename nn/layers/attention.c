@@ -4,7 +4,6 @@
 #include <stdio.h>
 
 #include "../nn_private.h"
-#include "ops/empty.h"
 #include "ops/eq.h"
 #include "ops/linear.h"
 #include "ops/permute.h"
@@ -96,11 +95,8 @@ tg_module *tg_nn_multihead_attention_fn(int64_t e, int64_t heads, tg_nn_attentio
     a->e = e;
     a->heads = heads;
     a->o = o;
-    TG__NN_OWN a->in_proj_weight = tg_empty(TG_INTS(3 * e, e));
-    if (a->in_proj_weight && tg_nn_init_xavier_uniform_(a->in_proj_weight, 1) != 0) {
-        tg_release(a->in_proj_weight);
-        a->in_proj_weight = NULL;
-    }
+    /* xavier_uniform_ (gain 1) of a (3E, E) weight: U(+-sqrt(6 / (E + 3E))) */
+    a->in_proj_weight = tg__nn_uniform(TG_INTS(3 * e, e), sqrt(6.0 / (double)(4 * e)));
     tg_module *m = tg_module_register_parameter(&a->base, "in_proj_weight", &a->in_proj_weight);
     if (m && o.bias) {
         a->in_proj_bias = tg__nn_full(TG_INTS(3 * e), 0);

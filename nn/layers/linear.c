@@ -4,7 +4,6 @@
 
 #include "../nn_private.h"
 #include "ops/embedding.h"
-#include "ops/empty.h"
 #include "ops/linear.h"
 #include "ops/select.h"
 
@@ -88,11 +87,7 @@ tg_module *tg_nn_embedding_fn(int64_t num, int64_t dim, tg_nn_embedding_opts o)
     e->num = num;
     e->dim = dim;
     e->padding_idx = o.padding_idx;
-    TG__NN_OWN e->weight = tg_empty(TG_INTS(num, dim));
-    if (e->weight && tg_nn_init_normal_(e->weight, 0, 1) != 0) {
-        tg_release(e->weight);
-        e->weight = NULL;
-    }
+    e->weight = tg__nn_normal(TG_INTS(num, dim), 1);
     if (e->weight && o.padding_idx >= 0) {
         tg_tensor *row = NULL;
         TG__NN_OWN row = tg_select(e->weight, 0, o.padding_idx);

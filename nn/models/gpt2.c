@@ -8,7 +8,6 @@
 #include "ops/addmm.h"
 #include "ops/arange.h"
 #include "ops/cross_entropy_loss.h"
-#include "ops/empty.h"
 #include "ops/reshape.h"
 #include "ops/view.h"
 
@@ -51,11 +50,7 @@ static tg_module *conv1d_new(int64_t nf, int64_t nx, double std)
     if (!c) return NULL;
     c->nx = nx;
     c->nf = nf;
-    TG__NN_OWN c->weight = tg_empty(TG_INTS(nx, nf));
-    if (c->weight && tg_nn_init_normal_(c->weight, 0, std) != 0) {
-        tg_release(c->weight);
-        c->weight = NULL;
-    }
+    c->weight = tg__nn_normal(TG_INTS(nx, nf), std);
     tg_module *m = tg_module_register_parameter(&c->base, "weight", &c->weight);
     if (!m) return NULL;
     c->bias = tg__nn_full(TG_INTS(nf), 0);

@@ -15,20 +15,6 @@
 
 TestSuite(safetensors, .fini = rt_leak_check);
 
-/* A fresh directory for one test's files, removed with what is in it by st_rmdir. */
-static char *st_tmpdir(void)
-{
-    char *d = strdup("/tmp/tg_safetensors_XXXXXX");
-    cr_assert(d && mkdtemp(d));
-    return d;
-}
-static void st_rmdir(char *d)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-    cr_expect_eq(system(cmd), 0);
-    free(d);
-}
 static void st_path(char *buf, size_t cap, const char *dir, const char *name)
 {
     snprintf(buf, cap, "%s/%s", dir, name);
@@ -136,7 +122,7 @@ static tg_tensor *st_values(const int64_t *sizes, int64_t nd, tg_dtype dt, int s
 
 Test(safetensors, round_trip_every_dtype_with_metadata)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "all.safetensors");
     enum { N = N_DTYPES + 3 };
     tg_tensor *ts[N];
@@ -185,7 +171,7 @@ Test(safetensors, round_trip_every_dtype_with_metadata)
     tg_clear_error();
     tg_safetensors_close(f);
     for (int i = 0; i < N; i++) tg_release(ts[i]);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 /* The layout of the reference writer (huggingface/safetensors `prepare`): tensors by dtype,
@@ -194,7 +180,7 @@ Test(safetensors, round_trip_every_dtype_with_metadata)
  * is read back here with cJSON, not with the loader under test. */
 Test(safetensors, layout_matches_the_reference_writer)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "layout.safetensors");
     static const int64_t s3[] = { 3 };
     tg_tensor *ts[] = { st_values(s3, 1, TG_UINT8, 0),    st_values(s3, 1, TG_FLOAT32, 0),
@@ -242,12 +228,12 @@ Test(safetensors, layout_matches_the_reference_writer)
     for (int i = 0; i < 7; i++) cr_expect_str_eq(tg_safetensors_name(f, i), want[i]);
     tg_safetensors_close(f);
     for (int i = 0; i < 7; i++) tg_release(ts[i]);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 Test(safetensors, non_contiguous_input)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "nc.safetensors");
     static const int64_t shape[] = { 4, 6 };
     tg_tensor *base = st_values(shape, 2, TG_FLOAT32, 2);
@@ -270,7 +256,7 @@ Test(safetensors, non_contiguous_input)
     }
     tg_safetensors_close(f);
     kt_release_all(t, s, base);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 /* An aligned tensor is a view of the file's mapping (checked in /proc/self/maps); the mapping
@@ -278,7 +264,7 @@ Test(safetensors, non_contiguous_input)
  * process's pages only, never the file. */
 Test(safetensors, zero_copy_over_the_mapping)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "zc.safetensors");
     static const int64_t shape[] = { 64, 32 };
     tg_tensor *a = st_values(shape, 2, TG_FLOAT32, 1), *b = st_values(shape, 2, TG_FLOAT64, 2);
@@ -313,14 +299,14 @@ Test(safetensors, zero_copy_over_the_mapping)
     tg_release(ga);
     tg_safetensors_close(f);
     kt_release_all(a, b);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 /* A file whose data block starts at an odd offset (legal: the format asks writers, not
  * readers, for alignment): the tensors are copies, with the right values. */
 Test(safetensors, unaligned_data_is_copied)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "odd.safetensors");
     /* 8 + 127 header bytes: data at 135; I16 at 135, F32 at 137 */
     const char *h = "{\"x\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[2,10]},"
@@ -352,12 +338,12 @@ Test(safetensors, unaligned_data_is_copied)
     cr_expect_eq(tg_tensor_dim(gs), 0);
     kt_release_all(gx, gs);
     tg_safetensors_close(f);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 Test(safetensors, load_into_checks_shape_and_dtype)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "li.safetensors");
     static const int64_t shape[] = { 2, 3 }, other[] = { 3, 2 };
     tg_tensor *w = st_values(shape, 2, TG_FLOAT32, 4);
@@ -397,12 +383,12 @@ Test(safetensors, load_into_checks_shape_and_dtype)
     kt_release_all(wrong_shape, wrong_dtype, view, buf, dst);
     tg_safetensors_close(f);
     tg_release(w);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 Test(safetensors, save_errors_leave_no_file)
 {
-    char *dir = st_tmpdir(), path[512], bad[600];
+    char *dir = kt_tmpdir(), path[512], bad[600];
     st_path(path, sizeof path, dir, "e.safetensors");
     static const int64_t shape[] = { 2 };
     tg_tensor *a = st_values(shape, 1, TG_FLOAT32, 0);
@@ -447,14 +433,14 @@ Test(safetensors, save_errors_leave_no_file)
     snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) -eq 1", dir);
     cr_expect_eq(system(cmd), 0, "a temporary file was left beside the target");
     tg_release(a);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 /* Every malformed file: open fails (no crash, no leak, nothing read outside the file) with
  * "safetensors_open: <path>: <problem>". */
 Test(safetensors, malformed_files_are_refused)
 {
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "bad.safetensors");
     static const struct {
         const char *header;
@@ -587,7 +573,7 @@ Test(safetensors, malformed_files_are_refused)
     cr_assert(f, "%s", tg_last_error());
     cr_expect_eq(tg_safetensors_count(f), 0);
     tg_safetensors_close(f);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 
 #ifdef TG_WITH_CUDA
@@ -595,7 +581,7 @@ Test(safetensors, malformed_files_are_refused)
 Test(safetensors, cuda_round_trip)
 {
     if (!tg_cuda_is_available()) cr_skip_test("no CUDA device");
-    char *dir = st_tmpdir(), path[512];
+    char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "cuda.safetensors");
     static const int64_t shape[] = { 5, 7 };
     tg_int_list sz = { shape, 2 };
@@ -620,7 +606,7 @@ Test(safetensors, cuda_round_trip)
     tg_safetensors_close(f); /* g and gt (the scope's) keep the mapping */
     tg_release(h);
     tg_scope_end();
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }
 #endif
 
@@ -665,7 +651,7 @@ static void open_mutated(const char *mut, const unsigned char *bytes, size_t n, 
  * an error; none crashes, leaks or reads outside the file. */
 Test(safetensors, mutated_files_never_crash)
 {
-    char *dir = st_tmpdir(), path[512], mut[512];
+    char *dir = kt_tmpdir(), path[512], mut[512];
     st_path(path, sizeof path, dir, "good.safetensors");
     st_path(mut, sizeof mut, dir, "mut.safetensors");
     static const int64_t s2[] = { 2, 3 }, s1[] = { 5 };
@@ -697,5 +683,5 @@ Test(safetensors, mutated_files_never_crash)
         }
     cr_expect_gt(opened, 0); /* some mutations (a digit of a shape into a digit) stay valid */
     cr_expect_gt(refused, 0);
-    st_rmdir(dir);
+    kt_rmdir(dir);
 }

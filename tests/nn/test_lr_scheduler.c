@@ -5,6 +5,7 @@
  * 1e-12 (the recursive forms keep Python's order of operations, so the values are in fact
  * bit-identical; the bound leaves room for another libm). */
 #include "../runtime/rt_test.h"
+#include "kt_util.h"
 #include "tensorgen.h"
 
 #include "fixtures/optim_expected.h"
@@ -142,15 +143,6 @@ Test(lr_scheduler, one_cycle_linear_three_phase_adam_beta1)
                  "OneCycleLR linear three-phase");
 }
 
-#define EXPECT_ERROR(call, msg)                                                     \
-    do {                                                                            \
-        tg_clear_error();                                                           \
-        cr_expect(!(call));                                                         \
-        cr_expect(tg_last_error() && strcmp(tg_last_error(), msg) == 0, "got '%s'", \
-                  tg_last_error() ? tg_last_error() : "(none)");                    \
-        tg_clear_error();                                                           \
-    } while (0)
-
 Test(lr_scheduler, one_cycle_past_total_steps)
 {
     sched_fix f;
@@ -158,8 +150,8 @@ Test(lr_scheduler, one_cycle_past_total_steps)
     tg_lr_scheduler *s = tg_one_cycle_lr_new(f.opt, 0.5, 4);
     for (int i = 0; i < 4; i++) cr_assert_eq(tg_lr_scheduler_step(s), 0);
     double lr = tg_optimizer_lr(f.opt, 0);
-    EXPECT_ERROR(tg_lr_scheduler_step(s) == 0,
-                 "OneCycleLR: Tried to step 6 times. The specified number of total steps is 4");
+    KT_EXPECT_ERROR(tg_lr_scheduler_step(s) == 0,
+                    "OneCycleLR: Tried to step 6 times. The specified number of total steps is 4");
     cr_expect_eq(tg_optimizer_lr(f.opt, 0), lr);
     cr_expect_eq(tg_lr_scheduler_last_epoch(s), 4);
     tg_lr_scheduler_free(s);
@@ -170,27 +162,28 @@ Test(lr_scheduler, bad_arguments)
 {
     sched_fix f;
     sf_init(&f, false);
-    EXPECT_ERROR(tg_linear_lr_new(f.opt, .start_factor = 1.5),
-                 "LinearLR: Starting multiplicative factor expected to be between 0 and 1.");
-    EXPECT_ERROR(tg_linear_lr_new(f.opt, .end_factor = -1),
-                 "LinearLR: Ending multiplicative factor expected to be between 0 and 1.");
-    EXPECT_ERROR(tg_one_cycle_lr_new(f.opt, 0.1, 0),
-                 "OneCycleLR: Expected positive integer total_steps, but got 0");
-    EXPECT_ERROR(tg_one_cycle_lr_new(f.opt, 0.1, 10, .pct_start = 1.5),
-                 "OneCycleLR: Expected float between 0 and 1 pct_start, but got 1.5");
-    EXPECT_ERROR(tg_step_lr_new(f.opt, 0), "StepLR: step_size must be positive, but got 0");
-    EXPECT_ERROR(tg_cosine_annealing_lr_new(f.opt, -3),
-                 "CosineAnnealingLR: T_max must be positive, but got -3");
-    EXPECT_ERROR(tg_step_lr_new(NULL, 3), "StepLR: the optimizer is NULL");
+    KT_EXPECT_ERROR(tg_linear_lr_new(f.opt, .start_factor = 1.5),
+                    "LinearLR: Starting multiplicative factor expected to be between 0 and 1.");
+    KT_EXPECT_ERROR(tg_linear_lr_new(f.opt, .end_factor = -1),
+                    "LinearLR: Ending multiplicative factor expected to be between 0 and 1.");
+    KT_EXPECT_ERROR(tg_one_cycle_lr_new(f.opt, 0.1, 0),
+                    "OneCycleLR: Expected positive integer total_steps, but got 0");
+    KT_EXPECT_ERROR(tg_one_cycle_lr_new(f.opt, 0.1, 10, .pct_start = 1.5),
+                    "OneCycleLR: Expected float between 0 and 1 pct_start, but got 1.5");
+    KT_EXPECT_ERROR(tg_step_lr_new(f.opt, 0), "StepLR: step_size must be positive, but got 0");
+    KT_EXPECT_ERROR(tg_cosine_annealing_lr_new(f.opt, -3),
+                    "CosineAnnealingLR: T_max must be positive, but got -3");
+    KT_EXPECT_ERROR(tg_step_lr_new(NULL, 3), "StepLR: the optimizer is NULL");
     /* a wrong milestone count: the schedules given are freed (the leak check sees it) */
     tg_lr_scheduler *parts[2] = { tg_linear_lr_new(f.opt), tg_step_lr_new(f.opt, 3) };
-    EXPECT_ERROR(tg_sequential_lr_new(f.opt, parts, 2, TG_INTS(3, 6)),
-                 "SequentialLR: Sequential Schedulers expects number of schedulers provided to be "
-                 "one more than the number of milestone points, but got number of schedulers 2 "
-                 "and the number of milestones to be equal to 2");
+    KT_EXPECT_ERROR(
+        tg_sequential_lr_new(f.opt, parts, 2, TG_INTS(3, 6)),
+        "SequentialLR: Sequential Schedulers expects number of schedulers provided to be "
+        "one more than the number of milestone points, but got number of schedulers 2 "
+        "and the number of milestones to be equal to 2");
     tg_lr_scheduler *s = tg_step_lr_new(f.opt, 3);
-    EXPECT_ERROR(!isnan(tg_lr_scheduler_last_lr(s, 2)),
-                 "StepLR: group 2 does not exist (the optimizer has 2)");
+    KT_EXPECT_ERROR(!isnan(tg_lr_scheduler_last_lr(s, 2)),
+                    "StepLR: group 2 does not exist (the optimizer has 2)");
     tg_lr_scheduler_free(s);
     sf_free(&f);
 }
@@ -233,10 +226,10 @@ static void round_trip(tg_lr_scheduler *(*make)(tg_optimizer *), const double *l
         cr_assert_eq(tg_lr_scheduler_step(r), 0);
         check_at(&g, r, lrs, moms, i, "resumed");
     }
-    EXPECT_ERROR(tg_lr_scheduler_load_state(r, st, "optimizer.") == 0,
-                 tg_lr_scheduler_last_epoch(r) >= 0 && make == make_sequential
-                     ? "SequentialLR: load_state: 'optimizer.kind' is 'SGD', not 'SequentialLR'"
-                     : "OneCycleLR: load_state: 'optimizer.kind' is 'SGD', not 'OneCycleLR'");
+    KT_EXPECT_ERROR(tg_lr_scheduler_load_state(r, st, "optimizer.") == 0,
+                    tg_lr_scheduler_last_epoch(r) >= 0 && make == make_sequential
+                        ? "SequentialLR: load_state: 'optimizer.kind' is 'SGD', not 'SequentialLR'"
+                        : "OneCycleLR: load_state: 'optimizer.kind' is 'SGD', not 'OneCycleLR'");
     tg_lr_scheduler_free(r);
     sf_free(&g);
     tg_state_free(st);

@@ -5,6 +5,7 @@
  * behaviour on a mismatch or a corrupt file. The outputs of the layers and models against
  * PyTorch's are checked by `make test-nn-torch` (tests/nn/torch_interop.py). */
 #include "../runtime/rt_test.h"
+#include "kt_util.h"
 #include "tensorgen.h"
 
 #include <stdlib.h>
@@ -242,21 +243,6 @@ Test(nn_module, default_inits_match_pytorchs_distributions)
 
 /* ---- state dicts ---- */
 
-static char *tmpdir(void)
-{
-    char *d = strdup("/tmp/tg_nn_XXXXXX");
-    cr_assert(d && mkdtemp(d));
-    return d;
-}
-
-static void rmdir_all(char *d)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
-    cr_expect_eq(system(cmd), 0);
-    free(d);
-}
-
 static bool same_tensor_values(tg_tensor *a, tg_tensor *b)
 {
     int64_t n = tg_tensor_numel(a);
@@ -270,7 +256,7 @@ static bool same_tensor_values(tg_tensor *a, tg_tensor *b)
 
 Test(nn_module, save_load_round_trip_with_prefix_and_tied_weights)
 {
-    char *d = tmpdir(), path[512];
+    char *d = kt_tmpdir(), path[512];
     snprintf(path, sizeof path, "%s/g.safetensors", d);
     tg_manual_seed(3);
     tg_module *a =
@@ -301,7 +287,7 @@ Test(nn_module, save_load_round_trip_with_prefix_and_tied_weights)
     tg_named_tensors_free(&lb);
     tg_module_free(a);
     tg_module_free(b);
-    rmdir_all(d);
+    kt_rmdir(d);
 }
 
 Test(nn_module, load_reports_and_is_all_or_nothing)
@@ -359,7 +345,7 @@ Test(nn_module, load_reports_and_is_all_or_nothing)
 
 Test(nn_module, corrupt_file_names_it_and_changes_nothing)
 {
-    char *d = tmpdir(), path[512];
+    char *d = kt_tmpdir(), path[512];
     snprintf(path, sizeof path, "%s/net.safetensors", d);
     tg_module *m = small_net();
     cr_assert_eq(tg_module_save(m, path), 0);
@@ -382,7 +368,7 @@ Test(nn_module, corrupt_file_names_it_and_changes_nothing)
     tg_clear_error();
     tg_release(w0);
     tg_module_free(m);
-    rmdir_all(d);
+    kt_rmdir(d);
 }
 
 Test(nn_module, forward_inside_and_outside_a_scope_leaks_nothing)

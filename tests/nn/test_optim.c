@@ -7,6 +7,7 @@
  * per element, 1e-12 in float64 (the fused kernels keep torch's order of operations; observed
  * 0 or a few ulp) and 1e-6 in float32. */
 #include "../runtime/rt_test.h"
+#include "kt_util.h"
 #include "tensorgen.h"
 
 #include <unistd.h>
@@ -291,43 +292,35 @@ Test(optim, option_defaults_are_pytorchs)
     fix_free(&f);
 }
 
-/* The call fails with exactly `msg`, and the error is cleared. */
-#define EXPECT_ERROR(call, msg)                                                     \
-    do {                                                                            \
-        tg_clear_error();                                                           \
-        cr_expect(!(call));                                                         \
-        cr_expect(tg_last_error() && strcmp(tg_last_error(), msg) == 0, "got '%s'", \
-                  tg_last_error() ? tg_last_error() : "(none)");                    \
-        tg_clear_error();                                                           \
-    } while (0)
-
 Test(optim, bad_hyper_parameters)
 {
     fix f;
     fix_init(&f, OPT_P0, TG_FLOAT64);
     tg_optim_params p = TG_NAMED_PARAMS(f.list);
-    EXPECT_ERROR(tg_sgd_new(p, .lr = -1), "SGD: Invalid learning rate: -1");
-    EXPECT_ERROR(tg_sgd_new(p), "SGD: required optimization parameter lr is missing");
-    EXPECT_ERROR(tg_sgd_new(p, .lr = 0.1, .momentum = -0.5), "SGD: Invalid momentum value: -0.5");
-    EXPECT_ERROR(tg_sgd_new(p, .lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true),
-                 "SGD: Nesterov momentum requires a momentum and zero dampening");
-    EXPECT_ERROR(tg_sgd_new(p, .lr = 0.1, .nesterov = true),
-                 "SGD: Nesterov momentum requires a momentum and zero dampening");
-    EXPECT_ERROR(tg_adam_new(p, .lr = -0.5), "Adam: Invalid learning rate: -0.5");
-    EXPECT_ERROR(tg_adam_new(p, .beta1 = 1.0), "Adam: Invalid beta parameter at index 0: 1");
-    EXPECT_ERROR(tg_adamw_new(p, .beta2 = -0.1), "AdamW: Invalid beta parameter at index 1: -0.1");
-    EXPECT_ERROR(tg_adam_new(p, .eps = -1e-8), "Adam: Invalid epsilon value: -1e-08");
-    EXPECT_ERROR(tg_adamw_new(p, .weight_decay = -1), "AdamW: Invalid weight_decay value: -1");
+    KT_EXPECT_ERROR(tg_sgd_new(p, .lr = -1), "SGD: Invalid learning rate: -1");
+    KT_EXPECT_ERROR(tg_sgd_new(p), "SGD: required optimization parameter lr is missing");
+    KT_EXPECT_ERROR(tg_sgd_new(p, .lr = 0.1, .momentum = -0.5),
+                    "SGD: Invalid momentum value: -0.5");
+    KT_EXPECT_ERROR(tg_sgd_new(p, .lr = 0.1, .momentum = 0.9, .dampening = 0.1, .nesterov = true),
+                    "SGD: Nesterov momentum requires a momentum and zero dampening");
+    KT_EXPECT_ERROR(tg_sgd_new(p, .lr = 0.1, .nesterov = true),
+                    "SGD: Nesterov momentum requires a momentum and zero dampening");
+    KT_EXPECT_ERROR(tg_adam_new(p, .lr = -0.5), "Adam: Invalid learning rate: -0.5");
+    KT_EXPECT_ERROR(tg_adam_new(p, .beta1 = 1.0), "Adam: Invalid beta parameter at index 0: 1");
+    KT_EXPECT_ERROR(tg_adamw_new(p, .beta2 = -0.1),
+                    "AdamW: Invalid beta parameter at index 1: -0.1");
+    KT_EXPECT_ERROR(tg_adam_new(p, .eps = -1e-8), "Adam: Invalid epsilon value: -1e-08");
+    KT_EXPECT_ERROR(tg_adamw_new(p, .weight_decay = -1), "AdamW: Invalid weight_decay value: -1");
     tg_named_tensors empty = { f.nt, 0 };
-    EXPECT_ERROR(tg_adam_new(TG_NAMED_PARAMS(empty)),
-                 "Adam: optimizer got an empty parameter list");
+    KT_EXPECT_ERROR(tg_adam_new(TG_NAMED_PARAMS(empty)),
+                    "Adam: optimizer got an empty parameter list");
     tg_named_tensor dup[2] = { f.nt[0], f.nt[0] };
     tg_named_tensors dl = { dup, 2 };
-    EXPECT_ERROR(tg_sgd_new(TG_NAMED_PARAMS(dl), .lr = 0.1),
-                 "SGD: parameter name 'fc.weight' appears twice");
+    KT_EXPECT_ERROR(tg_sgd_new(TG_NAMED_PARAMS(dl), .lr = 0.1),
+                    "SGD: parameter name 'fc.weight' appears twice");
     dup[1].name = "alias";
-    EXPECT_ERROR(tg_sgd_new(TG_NAMED_PARAMS(dl), .lr = 0.1),
-                 "SGD: some parameters appear more than once ('fc.weight' and 'alias')");
+    KT_EXPECT_ERROR(tg_sgd_new(TG_NAMED_PARAMS(dl), .lr = 0.1),
+                    "SGD: some parameters appear more than once ('fc.weight' and 'alias')");
     fix_free(&f);
 }
 
@@ -336,16 +329,16 @@ Test(optim, bad_groups)
     fix f;
     fix_init(&f, OPT_P0, TG_FLOAT64);
     tg_optimizer *o = tg_sgd_new(TG_NAMED_PARAMS(f.list), .lr = 0.1);
-    EXPECT_ERROR(tg_optimizer_add_group(o, "*.gamma", .lr = 0.2) >= 0,
-                 "SGD: add_group: pattern '*.gamma' matches no parameter");
-    EXPECT_ERROR(tg_optimizer_add_group(o, "*.bias", .lr = -2) >= 0,
-                 "SGD: Invalid learning rate: -2");
-    EXPECT_ERROR(tg_optimizer_add_group(o, "*.bias", .nesterov = true) >= 0,
-                 "SGD: Nesterov momentum requires a momentum and zero dampening");
+    KT_EXPECT_ERROR(tg_optimizer_add_group(o, "*.gamma", .lr = 0.2) >= 0,
+                    "SGD: add_group: pattern '*.gamma' matches no parameter");
+    KT_EXPECT_ERROR(tg_optimizer_add_group(o, "*.bias", .lr = -2) >= 0,
+                    "SGD: Invalid learning rate: -2");
+    KT_EXPECT_ERROR(tg_optimizer_add_group(o, "*.bias", .nesterov = true) >= 0,
+                    "SGD: Nesterov momentum requires a momentum and zero dampening");
     cr_expect_eq(tg_optimizer_num_groups(o), 1);
-    EXPECT_ERROR(!isnan(tg_optimizer_lr(o, 3)),
-                 "SGD: group 3 does not exist (the optimizer has 1)");
-    EXPECT_ERROR(tg_optimizer_set_lr(o, 0, -1) == 0, "SGD: Invalid learning rate: -1");
+    KT_EXPECT_ERROR(!isnan(tg_optimizer_lr(o, 3)),
+                    "SGD: group 3 does not exist (the optimizer has 1)");
+    KT_EXPECT_ERROR(tg_optimizer_set_lr(o, 0, -1) == 0, "SGD: Invalid learning rate: -1");
     tg_optimizer_free(o);
     fix_free(&f);
 }
@@ -522,8 +515,8 @@ Test(optim, clip_grad_value)
         tg_release(g);
         off += param_numel(i);
     }
-    EXPECT_ERROR(tg_clip_grad_value_((tg_tensor *[]){ NULL }, 1, 1.0) == 0,
-                 "clip_grad_value_: parameter 0 is NULL");
+    KT_EXPECT_ERROR(tg_clip_grad_value_((tg_tensor *[]){ NULL }, 1, 1.0) == 0,
+                    "clip_grad_value_: parameter 0 is NULL");
     tg_optimizer_free(o);
     fix_free(&f);
 }
@@ -652,9 +645,9 @@ Test(optim, load_errors_change_nothing)
     tg_state_put_tensor(s, "state.fc.bias.exp_avg", bad);
     tg_release(bad);
     tg_optimizer_set_lr(o, 0, 0.5);
-    EXPECT_ERROR(tg_optimizer_load_state(o, s, "") == 0,
-                 "AdamW: load_state: 'state.fc.bias.exp_avg' has shape [2, 2] but the parameter "
-                 "has shape [4]");
+    KT_EXPECT_ERROR(tg_optimizer_load_state(o, s, "") == 0,
+                    "AdamW: load_state: 'state.fc.bias.exp_avg' has shape [2, 2] but the parameter "
+                    "has shape [4]");
     cr_expect_eq(tg_optimizer_lr(o, 0), 0.5);
     cr_expect_eq(tg_optimizer_param_steps(o, "fc.bias"), 2);
     /* an unknown key */
@@ -663,19 +656,19 @@ Test(optim, load_errors_change_nothing)
     tg_tensor *z = tg_zeros(TG_INTS(4), .dtype = TG_FLOAT64);
     tg_state_put_tensor(s2, "opt.state.fc.gamma.exp_avg", z);
     tg_release(z);
-    EXPECT_ERROR(tg_optimizer_load_state(o, s2, "opt.") == 0,
-                 "AdamW: load_state: unexpected key 'opt.state.fc.gamma.exp_avg' (no such "
-                 "parameter or state)");
+    KT_EXPECT_ERROR(tg_optimizer_load_state(o, s2, "opt.") == 0,
+                    "AdamW: load_state: unexpected key 'opt.state.fc.gamma.exp_avg' (no such "
+                    "parameter or state)");
     /* another grouping, another kind */
     fix g;
     fix_init(&g, OPT_P0, TG_FLOAT64);
     tg_optimizer *one = tg_adamw_new(TG_NAMED_PARAMS(g.list));
-    EXPECT_ERROR(tg_optimizer_load_state(one, s2, "opt.") == 0,
-                 "AdamW: loaded state dict has a different number of parameter groups "
-                 "('opt.num_groups' is 3, the optimizer has 1)");
+    KT_EXPECT_ERROR(tg_optimizer_load_state(one, s2, "opt.") == 0,
+                    "AdamW: loaded state dict has a different number of parameter groups "
+                    "('opt.num_groups' is 3, the optimizer has 1)");
     tg_optimizer *sgd = tg_sgd_new(TG_NAMED_PARAMS(g.list), .lr = 0.1);
-    EXPECT_ERROR(tg_optimizer_load_state(sgd, s2, "opt.") == 0,
-                 "SGD: load_state: 'opt.kind' is 'AdamW', not SGD");
+    KT_EXPECT_ERROR(tg_optimizer_load_state(sgd, s2, "opt.") == 0,
+                    "SGD: load_state: 'opt.kind' is 'AdamW', not SGD");
     tg_optimizer_free(one);
     tg_optimizer_free(sgd);
     tg_state_free(s);
