@@ -32,7 +32,7 @@ CC       ?= gcc
 NATIVE   ?= 0
 OPT      ?= -O3 $(if $(filter 1,$(NATIVE)),-march=native)
 CSTD     := -std=c11 -D_GNU_SOURCE
-WARN     := -Wall -Wextra -Wno-unused-parameter
+WARN     := -Wall -Wextra -Wno-unused-parameter -Werror=int-conversion -Werror=incompatible-pointer-types
 INCLUDES := -Iruntime -Inn -Igenerated -Ikernels/common -Ikernels/cpu -Ikernels
 # cJSON (libcjson-dev) parses safetensors headers (runtime/io/, which alone sees its header
 # directory; the aarch64 check passes it too) and is linked into the library.

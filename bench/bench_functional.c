@@ -123,7 +123,7 @@ void bench_functional(void)
                  .tx = tg_randn(TG_INTS(128, 784)) };
     bool ok = c.x && c.y && c.tx;
     for (int i = 0; i < 4; i++) { /* nn.Linear's init: U(-1/sqrt(in), 1/sqrt(in)) */
-        tg_int_list shape = { shapes[i], i % 2 ? 1 : 2 };
+        tg_int_list shape = { .len = i % 2 ? 1 : 2, .data = shapes[i] };
         double bound = 1.0 / sqrt((double)shapes[i & 2][1]);
         tg_scope_begin();
         c.p[i] = tg_scope_keep(tg_add_scalar(tg_mul_scalar(tg_rand(shape), 2 * bound), -bound));

@@ -45,7 +45,7 @@ static int64_t count_correct(tg_module *m, tg_loader *loader)
     TG_NO_GRAD {
         while (tg_loader_next(loader, &b) == 1) {
             tg_scope_begin();
-            tg_tensor *pred = tg_argmax(tg_module_forward(m, b.fields[0]), .dim = TG_OPT_INT(1));
+            tg_tensor *pred = tg_argmax(tg_module_forward(m, b.fields[0]), .dim = 1);
             correct += (int64_t)tg_item(tg_sum(tg_eq(pred, b.fields[1])));
             tg_scope_end();
             tg_batch_release(&b);

@@ -69,7 +69,7 @@ static double accuracy(tg_module *m)
         tg_scope_begin(); /* also owns x and y: tg_tensor_from_data is recorded */
         tg_tensor *x = tg_tensor_from_data(xs, (int64_t[]){ N, 2 }, 2, TG_FLOAT32);
         tg_tensor *y = tg_tensor_from_data(ys, (int64_t[]){ N }, 1, TG_INT64);
-        tg_tensor *pred = tg_argmax(tg_module_forward(m, x), .dim = TG_SOME(1));
+        tg_tensor *pred = tg_argmax(tg_module_forward(m, x), .dim = 1);
         acc = tg_item(tg_sum(tg_eq(pred, y))) / N;
         tg_scope_end();
     }

@@ -164,7 +164,7 @@ static tg_tensor *FillBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -365,7 +365,7 @@ static tg_tensor *DivBackward1_jvp0_0(void *tg_frame)
     tg__frame_DivBackward1 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (n->rounding_mode != NULL) {
-        if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_div(n->self_t, n->other))) goto done;
@@ -382,7 +382,7 @@ static tg_tensor *DivBackward1_jvp0_1(void *tg_frame)
     tg__frame_DivBackward1 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (n->rounding_mode != NULL) {
-        if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t1 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         t0 = tg__gen_take(&t1);
     } else {
         if (!(t2 = tg_div(n->self, n->other))) goto done;
@@ -1048,7 +1048,7 @@ static tg_tensor *AvgPool2dBackwardBackward0_self(tg_node *tg_nd, tg_tensor *con
     tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(s_self); tg_release(t0);
@@ -1127,7 +1127,7 @@ static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_grad_output(tg_node *tg_nd,
     int64_t t0 = 0; int64_t t1 = 0;
     if (tg__gen_size(tg__saved_sizes_list(&n->grad_output_sizes), (-INT64_C(2)), &t0)) goto done;
     if (tg__gen_size(tg__saved_sizes_list(&n->grad_output_sizes), (-INT64_C(1)), &t1)) goto done;
-    if (!(t2 = tg__adaptive_avg_pool2d(grads[0], (tg_int_list){ (const int64_t[]){ t0, t1 }, 2 }))) goto done;
+    if (!(t2 = tg__adaptive_avg_pool2d(grads[0], (tg_int_list){ .len = 2, .data = (const int64_t[]){ t0, t1 } }))) goto done;
     tg_r = tg__gen_take(&t2);
 done:
     tg_release(t2);
@@ -1141,7 +1141,7 @@ static tg_tensor *AdaptiveAvgPool2dBackwardBackward0_self(tg_node *tg_nd, tg_ten
     tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(s_self); tg_release(t0);
@@ -1868,7 +1868,7 @@ static tg_tensor *MaskedFillBackward1_value(tg_node *tg_nd, tg_tensor *const *gr
     tg_tensor *tg_r = NULL, *s_mask = NULL, *t0 = NULL, *t1 = NULL;
     if (!(s_mask = tg_autograd_unpack(&n->mask, &n->base))) goto done;
     if (!(t0 = tg_where_scalar_other(s_mask, grads[0], (double)(INT64_C(0))))) goto done;
-    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);
 done:
@@ -2156,7 +2156,7 @@ static tg_tensor *ScatterReduceBackward0_jvp0_0(void *tg_frame)
     tg__frame_ScatterReduceBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t2 = NULL, *t3 = NULL;
     tg_tensors2 t1 = { 0 };
-    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     t1 = tg_scatter_reduce_backward(t0, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
     if (!t1.r0 && !t1.r1) goto done;
     TG__GEN_DROP(t0);
@@ -2174,8 +2174,8 @@ static tg_tensor *ScatterReduceBackward0_jvp0_1(void *tg_frame)
     tg__frame_ScatterReduceBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensors2 t2 = { 0 };
-    if (!(t0 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
-    if (!(t1 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(n->result, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t1 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     t2 = tg_scatter_reduce_backward(t1, n->self, n->dim, n->index, n->src, n->reduce, n->include_self, n->result);
     if (!t2.r0 && !t2.r1) goto done;
     TG__GEN_DROP(t1);

@@ -339,7 +339,7 @@ static tg_tensor *GeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -351,7 +351,7 @@ static tg_tensor *GeBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -825,7 +825,7 @@ static tg_tensor *ToCopyBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_ToCopyBackward0 *n = (tg__node_ToCopyBackward0 *)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg__to_copy_fn(grads[0], (tg__to_copy_opts){ .dtype = n->self_scalar_type, .layout = n->layout, .device = n->self_device, .pin_memory = { false, false }, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg__to_copy_fn(grads[0], (tg__to_copy_opts){ .dtype = n->self_scalar_type, .layout = n->layout, .device = n->self_device, .pin_memory = TG_NONE_BOOL, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -1049,14 +1049,14 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
     tg_tensor *t43 = NULL, *t44 = NULL, *t45 = NULL, *t46 = NULL, *t47 = NULL, *t48 = NULL;
     if (n->weight != NULL) {
         if (!(t1 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
-        if (!(t2 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
-        if (!(t3 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
-        if (!(t4 = tg_mean_fn(t3, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (!(t2 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
+        if (!(t3 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
+        if (!(t4 = tg_mean_fn(t3, (tg_mean_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
         TG__GEN_DROP(t3);
         if (!(t5 = tg_sub_fn(t2, t4, (tg_sub_opts){ .alpha = 1 }))) goto done;
         TG__GEN_DROP(t2);
         TG__GEN_DROP(t4);
-        if (!(t6 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t6 = tg_reshape(n->input, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
         if (!(t7 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
         if (!(t8 = tg_sub_fn(t6, t7, (tg_sub_opts){ .alpha = 1 }))) goto done;
         TG__GEN_DROP(t6);
@@ -1065,7 +1065,7 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         if (!(t10 = tg_mul(t8, t9))) goto done;
         TG__GEN_DROP(t8);
         TG__GEN_DROP(t9);
-        if (!(t11 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t11 = tg_reshape(n->input, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
         if (!(t12 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
         if (!(t13 = tg_sub_fn(t11, t12, (tg_sub_opts){ .alpha = 1 }))) goto done;
         TG__GEN_DROP(t11);
@@ -1074,11 +1074,11 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         if (!(t15 = tg_mul(t13, t14))) goto done;
         TG__GEN_DROP(t13);
         TG__GEN_DROP(t14);
-        if (!(t16 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t16 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
         if (!(t17 = tg_mul(t15, t16))) goto done;
         TG__GEN_DROP(t15);
         TG__GEN_DROP(t16);
-        if (!(t18 = tg_mean_fn(t17, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (!(t18 = tg_mean_fn(t17, (tg_mean_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
         TG__GEN_DROP(t17);
         if (!(t19 = tg_mul(t10, t18))) goto done;
         TG__GEN_DROP(t10);
@@ -1102,14 +1102,14 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         t0 = tg__gen_take(&t26);
     } else {
         if (!(t27 = tg_unsqueeze(n->result2, (-INT64_C(1))))) goto done;
-        if (!(t28 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
-        if (!(t29 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
-        if (!(t30 = tg_mean_fn(t29, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (!(t28 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
+        if (!(t29 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
+        if (!(t30 = tg_mean_fn(t29, (tg_mean_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
         TG__GEN_DROP(t29);
         if (!(t31 = tg_sub_fn(t28, t30, (tg_sub_opts){ .alpha = 1 }))) goto done;
         TG__GEN_DROP(t28);
         TG__GEN_DROP(t30);
-        if (!(t32 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t32 = tg_reshape(n->input, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
         if (!(t33 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
         if (!(t34 = tg_sub_fn(t32, t33, (tg_sub_opts){ .alpha = 1 }))) goto done;
         TG__GEN_DROP(t32);
@@ -1118,7 +1118,7 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         if (!(t36 = tg_mul(t34, t35))) goto done;
         TG__GEN_DROP(t34);
         TG__GEN_DROP(t35);
-        if (!(t37 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t37 = tg_reshape(n->input, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
         if (!(t38 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
         if (!(t39 = tg_sub_fn(t37, t38, (tg_sub_opts){ .alpha = 1 }))) goto done;
         TG__GEN_DROP(t37);
@@ -1127,11 +1127,11 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_0(void *tg_frame)
         if (!(t41 = tg_mul(t39, t40))) goto done;
         TG__GEN_DROP(t39);
         TG__GEN_DROP(t40);
-        if (!(t42 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+        if (!(t42 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
         if (!(t43 = tg_mul(t41, t42))) goto done;
         TG__GEN_DROP(t41);
         TG__GEN_DROP(t42);
-        if (!(t44 = tg_mean_fn(t43, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (!(t44 = tg_mean_fn(t43, (tg_mean_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
         TG__GEN_DROP(t43);
         if (!(t45 = tg_mul(t36, t44))) goto done;
         TG__GEN_DROP(t36);
@@ -1166,7 +1166,7 @@ static tg_tensor *NativeGroupNormBackward0_jvp0_1(void *tg_frame)
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     tg_tensor *t6 = NULL, *t7 = NULL, *t8 = NULL, *t9 = NULL;
-    if (!(t0 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t0 = tg_reshape(n->input, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
     if (!(t1 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
     if (!(t2 = tg_sub_fn(t0, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t0);
@@ -1211,8 +1211,8 @@ static tg_tensor *NativeGroupNormBackward0_jvp1_0(void *tg_frame)
 {
     tg__frame_NativeGroupNormBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
-    if (!(t0 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
-    if (!(t1 = tg_mean_fn(t0, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t0 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
+    if (!(t1 = tg_mean_fn(t0, (tg_mean_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);
 done:
@@ -1228,7 +1228,7 @@ static tg_tensor *NativeGroupNormBackward0_jvp2_0(void *tg_frame)
     if (!(t0 = tg_pow_scalar(n->result2, (double)(INT64_C(2))))) goto done;
     if (!(t1 = tg_neg(t0))) goto done;
     TG__GEN_DROP(t0);
-    if (!(t2 = tg_reshape(n->input, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t2 = tg_reshape(n->input, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
     if (!(t3 = tg_unsqueeze(n->result1, (-INT64_C(1))))) goto done;
     if (!(t4 = tg_sub_fn(t2, t3, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t2);
@@ -1237,11 +1237,11 @@ static tg_tensor *NativeGroupNormBackward0_jvp2_0(void *tg_frame)
     if (!(t6 = tg_mul(t4, t5))) goto done;
     TG__GEN_DROP(t4);
     TG__GEN_DROP(t5);
-    if (!(t7 = tg_reshape(n->input_t, (tg_int_list){ (const int64_t[]){ n->N, n->group, (-INT64_C(1)) }, 3 }))) goto done;
+    if (!(t7 = tg_reshape(n->input_t, (tg_int_list){ .len = 3, .data = (const int64_t[]){ n->N, n->group, (-INT64_C(1)) } }))) goto done;
     if (!(t8 = tg_mul(t6, t7))) goto done;
     TG__GEN_DROP(t6);
     TG__GEN_DROP(t7);
-    if (!(t9 = tg_mean_fn(t8, (tg_mean_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t9 = tg_mean_fn(t8, (tg_mean_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t8);
     if (!(t10 = tg_mul(t1, t9))) goto done;
     TG__GEN_DROP(t1);
@@ -1531,9 +1531,9 @@ static tg_tensor *GluBackward0_jvp0_0(void *tg_frame)
     tg_tensor *tg_r = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL, *t5 = NULL;
     int64_t t0 = 0; int64_t t2 = 0;
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t0)) goto done;
-    if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, INT64_C(0) }, .end = (tg_opt_int){ true, t0 }, .step = 1 }))) goto done;
+    if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int)(INT64_C(0)), .end = (tg_opt_int)(t0), .step = 1 }))) goto done;
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t2)) goto done;
-    if (!(t3 = tg_slice_fn(n->self, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t2 }, .end = { false, 0 }, .step = 1 }))) goto done;
+    if (!(t3 = tg_slice_fn(n->self, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int)(t2), .end = TG_NONE_INT, .step = 1 }))) goto done;
     if (!(t4 = tg_sigmoid(t3))) goto done;
     TG__GEN_DROP(t3);
     if (!(t5 = tg_mul(t1, t4))) goto done;
@@ -1552,11 +1552,11 @@ static tg_tensor *GluBackward0_jvp0_1(void *tg_frame)
     tg_tensor *t8 = NULL;
     int64_t t0 = 0; int64_t t3 = 0;
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t0)) goto done;
-    if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t0 }, .end = { false, 0 }, .step = 1 }))) goto done;
+    if (!(t1 = tg_slice_fn(n->self_t, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int)(t0), .end = TG_NONE_INT, .step = 1 }))) goto done;
     if (!(t2 = tg_mul(t1, n->result))) goto done;
     TG__GEN_DROP(t1);
     if (tg__gen_size(tg__gen_sizes(n->result), n->dim, &t3)) goto done;
-    if (!(t4 = tg_slice_fn(n->self, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int){ true, t3 }, .end = { false, 0 }, .step = 1 }))) goto done;
+    if (!(t4 = tg_slice_fn(n->self, (tg_slice_opts){ .dim = n->dim, .start = (tg_opt_int)(t3), .end = TG_NONE_INT, .step = 1 }))) goto done;
     if (!(t5 = tg_sigmoid(t4))) goto done;
     TG__GEN_DROP(t4);
     if (!(t6 = tg_neg(t5))) goto done;
@@ -1744,7 +1744,7 @@ static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_1(void *tg_frame)
     if (!(t8 = tg_mul(t5, t7))) goto done;
     TG__GEN_DROP(t5);
     TG__GEN_DROP(t7);
-    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t8);
     if (!(t10 = tg_sub_fn(t3, t9, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t3);
@@ -1754,8 +1754,8 @@ static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_1(void *tg_frame)
     TG__GEN_DROP(t10);
     if (!(t12 = tg_matmul(t11, n->value))) goto done;
     TG__GEN_DROP(t11);
-    if (n->scale.has_value) {
-        t13 = n->scale.value;
+    if (!tg_is_none_float(n->scale)) {
+        t13 = n->scale;
     } else {
         if (tg__gen_size(tg__gen_sizes(n->query), (-INT64_C(1)), &t14)) goto done;
         t13 = (1.0 / sqrt((double)(t14)));
@@ -1792,7 +1792,7 @@ static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_2(void *tg_frame)
     if (!(t8 = tg_mul(t5, t7))) goto done;
     TG__GEN_DROP(t5);
     TG__GEN_DROP(t7);
-    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ (-INT64_C(1)) }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t9 = tg_sum_fn(t8, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ (-INT64_C(1)) } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t8);
     if (!(t10 = tg_sub_fn(t3, t9, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t3);
@@ -1802,8 +1802,8 @@ static tg_tensor *ScaledDotProductFusedAttentionBackward0_jvp0_2(void *tg_frame)
     TG__GEN_DROP(t10);
     if (!(t12 = tg_matmul(t11, n->value))) goto done;
     TG__GEN_DROP(t11);
-    if (n->scale.has_value) {
-        t13 = n->scale.value;
+    if (!tg_is_none_float(n->scale)) {
+        t13 = n->scale;
     } else {
         if (tg__gen_size(tg__gen_sizes(n->query), (-INT64_C(1)), &t14)) goto done;
         t13 = (1.0 / sqrt((double)(t14)));
@@ -1922,7 +1922,7 @@ static tg_tensor *ScatterBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ScatterBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
-    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_scatter_src(t0, n->dim, n->index, n->src_t))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);
@@ -2079,7 +2079,7 @@ static tg_tensor *ScatterAddBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_ScatterAddBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
-    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_scatter_add(t0, n->dim, n->index, n->src_t))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);

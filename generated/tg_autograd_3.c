@@ -164,7 +164,7 @@ static tg_tensor *UniformBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -217,7 +217,7 @@ static tg_tensor *EqBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -229,7 +229,7 @@ static tg_tensor *EqBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -692,7 +692,7 @@ static tg_tensor *NllLossBackwardBackward0_self(tg_node *tg_nd, tg_tensor *const
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -882,11 +882,11 @@ static tg_tensor *ConvolutionBackwardBackward0_jvp2_0(void *tg_frame)
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t3 = NULL, *t4 = NULL;
     int64_t t2 = 0;
     if (n->result2 != NULL) {
-        if (!(t1 = tg_sum_fn(n->grad_output_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (!(t1 = tg_sum_fn(n->grad_output_t, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(0) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
         if (tg__gen_size(tg__gen_sizes(n->grad_output_t), INT64_C(1), &t2)) goto done;
-        if (!(t3 = tg_reshape(t1, (tg_int_list){ (const int64_t[]){ t2, (-INT64_C(1)) }, 2 }))) goto done;
+        if (!(t3 = tg_reshape(t1, (tg_int_list){ .len = 2, .data = (const int64_t[]){ t2, (-INT64_C(1)) } }))) goto done;
         TG__GEN_DROP(t1);
-        if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+        if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(1) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
         TG__GEN_DROP(t3);
         t0 = tg__gen_take(&t4);
     } else {
@@ -1032,7 +1032,7 @@ static tg_tensor *ReplicationPad2dBackwardBackward0_self(tg_node *tg_nd, tg_tens
     tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(s_self); tg_release(t0);
@@ -1241,7 +1241,7 @@ static tg_tensor *HardtanhBackwardBackward0_self(tg_node *tg_nd, tg_tensor *cons
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -1736,7 +1736,7 @@ static tg_tensor *IndexBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     tg__node_IndexBackward0 *n = (tg__node_IndexBackward0 *)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
-    if (!(t0 = tg_zeros_fn(tg__saved_sizes_list(&n->self_sizes), (tg_zeros_opts){ .dtype = tg_tensor_dtype(grads[0]), .layout = TG_STRIDED, .device = tg_tensor_device(grads[0]), .pin_memory = (tg_opt_bool){ false, false } }))) goto done;
+    if (!(t0 = tg_zeros_fn(tg__saved_sizes_list(&n->self_sizes), (tg_zeros_opts){ .dtype = tg_tensor_dtype(grads[0]), .layout = TG_STRIDED, .device = tg_tensor_device(grads[0]), .pin_memory = TG_NONE_BOOL }))) goto done;
     if (!(t1 = tg_index_backward(t0, n->indices, grads[0]))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);

@@ -202,7 +202,7 @@ static tg_tensor *NeBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -214,7 +214,7 @@ static tg_tensor *NeBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -702,14 +702,14 @@ static tg_tensor *ProdBackward0_jvp0_0(void *tg_frame)
 {
     tg__frame_ProdBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL, *t4 = NULL;
-    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_ones_like_fn(n->result, (tg_ones_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_to_fn(n->self, tg_tensor_dtype(n->result), (tg_to_opts){ .non_blocking = false, .copy = false, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t2 = tg_prod_backward(t0, t1, n->result, n->dim, n->keepdim))) goto done;
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(t2, n->self_t))) goto done;
     TG__GEN_DROP(t2);
-    if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t4 = tg_sum_fn(t3, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = n->keepdim, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t3);
     tg_r = tg__gen_take(&t4);
 done:
@@ -746,7 +746,7 @@ static tg_tensor *CopyBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -842,7 +842,7 @@ static tg_tensor *SoftmaxBackward0_jvp0_0(void *tg_frame)
     tg__frame_SoftmaxBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_mul(n->self_t, n->result))) goto done;
-    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_sub_fn(n->self_t, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t1);
@@ -889,7 +889,7 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_grad_output(tg_node *tg_nd, tg
     if (!(t0 = tg_exp(s_output))) goto done;
     if (!(t1 = tg_mul(grads[0], t0))) goto done;
     TG__GEN_DROP(t0);
-    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t1);
     if (!(t3 = tg_sub_fn(grads[0], t2, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t2);
@@ -907,7 +907,7 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tens
     tg_tensor *t2 = NULL, *t3 = NULL, *t4 = NULL;
     if (!(s_grad_output = tg_autograd_unpack(&n->grad_output, &n->base))) goto done;
     if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
-    if (!(t0 = tg_sum_fn(s_grad_output, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t0 = tg_sum_fn(s_grad_output, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     if (!(t1 = tg_exp(s_output))) goto done;
     if (!(t2 = tg_mul(t0, t1))) goto done;
     TG__GEN_DROP(t0);
@@ -958,7 +958,7 @@ static tg_tensor *LogSoftmaxBackwardDataBackward0_jvp0_1(void *tg_frame)
     if (!(t0 = tg_exp(n->output))) goto done;
     if (!(t1 = tg_mul(n->output_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    if (!(t2 = tg_sum_fn(n->grad_output, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t2 = tg_sum_fn(n->grad_output, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     if (!(t3 = tg_mul(t1, t2))) goto done;
     TG__GEN_DROP(t1);
     TG__GEN_DROP(t2);
@@ -1017,7 +1017,7 @@ static tg_tensor *ThresholdBackwardBackward0_self(tg_node *tg_nd, tg_tensor *con
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -1291,7 +1291,7 @@ static tg_tensor *ReflectionPad2dBackwardBackward0_self(tg_node *tg_nd, tg_tenso
     tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(s_self); tg_release(t0);
@@ -1454,11 +1454,11 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             TG__GEN_DROP(t2);
             if (!(t4 = tg_transpose(t3, INT64_C(1), (-INT64_C(1))))) goto done;
             TG__GEN_DROP(t3);
-            if (!(t5 = tg_sum_fn(n->input_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t5 = tg_sum_fn(n->input_t, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(0) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t6)) goto done;
-            if (!(t7 = tg_reshape(t5, (tg_int_list){ (const int64_t[]){ t6, (-INT64_C(1)) }, 2 }))) goto done;
+            if (!(t7 = tg_reshape(t5, (tg_int_list){ .len = 2, .data = (const int64_t[]){ t6, (-INT64_C(1)) } }))) goto done;
             TG__GEN_DROP(t5);
-            if (!(t8 = tg_sum_fn(t7, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t8 = tg_sum_fn(t7, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(1) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             TG__GEN_DROP(t7);
             if (!(t9 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
             if (!(t10 = tg_expand_fn(t8, tg__gen_sizes(t9), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -1507,12 +1507,12 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             TG__GEN_DROP(t29);
             if (!(t31 = tg_mul(t30, n->input_t))) goto done;
             TG__GEN_DROP(t30);
-            if (!(t32 = tg_sum_fn(t31, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t32 = tg_sum_fn(t31, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(0) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             TG__GEN_DROP(t31);
             if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t33)) goto done;
-            if (!(t34 = tg_reshape(t32, (tg_int_list){ (const int64_t[]){ t33, (-INT64_C(1)) }, 2 }))) goto done;
+            if (!(t34 = tg_reshape(t32, (tg_int_list){ .len = 2, .data = (const int64_t[]){ t33, (-INT64_C(1)) } }))) goto done;
             TG__GEN_DROP(t32);
-            if (!(t35 = tg_sum_fn(t34, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t35 = tg_sum_fn(t34, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(1) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             TG__GEN_DROP(t34);
             if (!(t36 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
             if (!(t37 = tg_expand_fn(t35, tg__gen_sizes(t36), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -1551,11 +1551,11 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             TG__GEN_DROP(t48);
             if (!(t50 = tg_transpose(t49, INT64_C(1), (-INT64_C(1))))) goto done;
             TG__GEN_DROP(t49);
-            if (!(t51 = tg_sum_fn(n->input_t, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t51 = tg_sum_fn(n->input_t, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(0) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t52)) goto done;
-            if (!(t53 = tg_reshape(t51, (tg_int_list){ (const int64_t[]){ t52, (-INT64_C(1)) }, 2 }))) goto done;
+            if (!(t53 = tg_reshape(t51, (tg_int_list){ .len = 2, .data = (const int64_t[]){ t52, (-INT64_C(1)) } }))) goto done;
             TG__GEN_DROP(t51);
-            if (!(t54 = tg_sum_fn(t53, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t54 = tg_sum_fn(t53, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(1) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             TG__GEN_DROP(t53);
             if (!(t55 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
             if (!(t56 = tg_expand_fn(t54, tg__gen_sizes(t55), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -1604,12 +1604,12 @@ static tg_tensor *NativeBatchNormBackward0_jvp0_0(void *tg_frame)
             TG__GEN_DROP(t75);
             if (!(t77 = tg_mul(t76, n->input_t))) goto done;
             TG__GEN_DROP(t76);
-            if (!(t78 = tg_sum_fn(t77, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(0) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t78 = tg_sum_fn(t77, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(0) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             TG__GEN_DROP(t77);
             if (tg__gen_size(tg__gen_sizes(n->input), INT64_C(1), &t79)) goto done;
-            if (!(t80 = tg_reshape(t78, (tg_int_list){ (const int64_t[]){ t79, (-INT64_C(1)) }, 2 }))) goto done;
+            if (!(t80 = tg_reshape(t78, (tg_int_list){ .len = 2, .data = (const int64_t[]){ t79, (-INT64_C(1)) } }))) goto done;
             TG__GEN_DROP(t78);
-            if (!(t81 = tg_sum_fn(t80, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ INT64_C(1) }, 1 }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
+            if (!(t81 = tg_sum_fn(t80, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ INT64_C(1) } }, .keepdim = false, .dtype = TG_DTYPE_NONE }))) goto done;
             TG__GEN_DROP(t80);
             if (!(t82 = tg_transpose(n->input, INT64_C(1), (-INT64_C(1))))) goto done;
             if (!(t83 = tg_expand_fn(t81, tg__gen_sizes(t82), (tg_expand_opts){ .implicit = false }))) goto done;
@@ -1828,7 +1828,7 @@ static tg_tensor *LeakyReluBackwardBackward0_self(tg_node *tg_nd, tg_tensor *con
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);

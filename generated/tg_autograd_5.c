@@ -348,7 +348,7 @@ static tg_tensor *LtBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -360,7 +360,7 @@ static tg_tensor *LtBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -657,7 +657,7 @@ static tg_tensor *LogSoftmaxBackward0_jvp0_1(void *tg_frame)
     if (!(t0 = tg_exp(n->result))) goto done;
     if (!(t1 = tg_mul(n->self_t, t0))) goto done;
     TG__GEN_DROP(t0);
-    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t1);
     tg_r = tg__gen_take(&t2);
 done:
@@ -718,7 +718,7 @@ static tg_tensor *SoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tensor 
     if (!(s_output = tg_autograd_unpack(&n->output, &n->base))) goto done;
     if (!(t0 = tg_mul(grads[0], s_grad_output))) goto done;
     if (!(t1 = tg_mul(s_grad_output, s_output))) goto done;
-    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t2 = tg_sum_fn(t1, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t1);
     if (!(t3 = tg_mul(grads[0], t2))) goto done;
     TG__GEN_DROP(t2);
@@ -726,7 +726,7 @@ static tg_tensor *SoftmaxBackwardDataBackward0_output(tg_node *tg_nd, tg_tensor 
     TG__GEN_DROP(t0);
     TG__GEN_DROP(t3);
     if (!(t5 = tg_mul(grads[0], s_output))) goto done;
-    if (!(t6 = tg_sum_fn(t5, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t6 = tg_sum_fn(t5, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t5);
     if (!(t7 = tg_mul(s_grad_output, t6))) goto done;
     TG__GEN_DROP(t6);
@@ -774,7 +774,7 @@ static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_1(void *tg_frame)
     tg__frame_SoftmaxBackwardDataBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL, *t3 = NULL;
     if (!(t0 = tg_mul(n->grad_output, n->output))) goto done;
-    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_sub_fn(n->grad_output, t1, (tg_sub_opts){ .alpha = 1 }))) goto done;
     TG__GEN_DROP(t1);
@@ -791,7 +791,7 @@ static tg_tensor *SoftmaxBackwardDataBackward0_jvp0_2(void *tg_frame)
     tg__frame_SoftmaxBackwardDataBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL, *t2 = NULL;
     if (!(t0 = tg_mul(n->grad_output, n->output_t))) goto done;
-    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ (const int64_t[]){ n->dim }, 1 }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
+    if (!(t1 = tg_sum_fn(t0, (tg_sum_opts){ .dim = (tg_int_list){ .len = 1, .data = (const int64_t[]){ n->dim } }, .keepdim = true, .dtype = TG_DTYPE_NONE }))) goto done;
     TG__GEN_DROP(t0);
     if (!(t2 = tg_mul(n->output, t1))) goto done;
     TG__GEN_DROP(t1);
@@ -996,7 +996,7 @@ static tg_tensor *AdaptiveMaxPool2dBackwardBackward0_self(tg_node *tg_nd, tg_ten
     tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(s_self); tg_release(t0);
@@ -1598,7 +1598,7 @@ static tg_tensor *IndexPutBackward0_self(tg_node *tg_nd, tg_tensor *const *grads
     if (n->accumulate) {
         t0 = tg_retain(grads[0]);
     } else {
-        if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         if (!(t2 = tg_index_put_fn(grads[0], n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
         TG__GEN_DROP(t1);
         t0 = tg__gen_take(&t2);
@@ -1649,7 +1649,7 @@ static tg_tensor *IndexPutBackward0_jvp0_0(void *tg_frame)
     if (n->accumulate) {
         t0 = tg_retain(n->self_t);
     } else {
-        if (!(t1 = tg_zeros_like_fn(n->values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t1 = tg_zeros_like_fn(n->values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         if (!(t2 = tg_index_put_fn(n->self_t, n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
         TG__GEN_DROP(t1);
         t0 = tg__gen_take(&t2);
@@ -1664,7 +1664,7 @@ static tg_tensor *IndexPutBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_IndexPutBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
-    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_index_put_fn(t0, n->indices, n->values_t, (tg_index_put_opts){ .accumulate = n->accumulate }))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);
@@ -1715,7 +1715,7 @@ static tg_tensor *IndexPutBackward1_self(tg_node *tg_nd, tg_tensor *const *grads
     if (n->accumulate) {
         t0 = tg_retain(grads[0]);
     } else {
-        if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+        if (!(t1 = tg_zeros_like_fn(s_values, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
         if (!(t2 = tg_index_put_fn(grads[0], n->indices, t1, (tg_index_put_opts){ .accumulate = false }))) goto done;
         TG__GEN_DROP(t1);
         t0 = tg__gen_take(&t2);

@@ -132,7 +132,7 @@ static tg_tensor *GtBackward0_self(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);
@@ -144,7 +144,7 @@ static tg_tensor *GtBackward0_other(tg_node *tg_nd, tg_tensor *const *grads)
 {
     (void)tg_nd;
     tg_tensor *tg_r = NULL, *t0 = NULL;
-    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(grads[0], (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(t0);

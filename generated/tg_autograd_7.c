@@ -873,7 +873,7 @@ static tg_tensor *MaxPool2dWithIndicesBackwardBackward0_self(tg_node *tg_nd, tg_
     tg_tensor *tg_r = NULL, *s_self = NULL, *t0 = NULL;
     (void)grads;
     if (!(s_self = tg_autograd_unpack(&n->self, &n->base))) goto done;
-    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(s_self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     tg_r = tg__gen_take(&t0);
 done:
     tg_release(s_self); tg_release(t0);
@@ -1237,7 +1237,7 @@ static tg_tensor *IndexAddBackward0_jvp0_1(void *tg_frame)
 {
     tg__frame_IndexAddBackward0 *n = tg_frame;
     tg_tensor *tg_r = NULL, *t0 = NULL, *t1 = NULL;
-    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
+    if (!(t0 = tg_zeros_like_fn(n->self, (tg_zeros_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE }))) goto done;
     if (!(t1 = tg_index_add_fn(t0, n->dim, n->index, n->source_t, (tg_index_add_opts){ .alpha = n->alpha }))) goto done;
     TG__GEN_DROP(t0);
     tg_r = tg__gen_take(&t1);

@@ -22,7 +22,7 @@
 /* Zeros for a gradient nobody produced. */
 tg_tensor *tg__autograd_zeros(const tg_output_meta *m)
 {
-    return tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device);
+    return tg_zeros(((tg_int_list){ .len = m->ndim, .data = m->sizes }), .dtype = m->dtype, .device = m->device);
 }
 
 /* A gradient summed over the dimensions the forward broadcast (the engine found them) down to
@@ -31,9 +31,9 @@ tg_tensor *tg__autograd_sum_to(tg_tensor *grad, const int64_t *dims, int64_t nd,
 {
     tg_tensor *r = tg_retain(grad);
     if (nd > 0) {
-        tg_tensor *s = tg_sum(r, .dim = ((tg_int_list){ dims, nd }), .keepdim = true);
+        tg_tensor *s = tg_sum(r, .dim = ((tg_int_list){ .len = nd, .data = dims }), .keepdim = true);
         tg_release(r);
-        r = s ? tg_reshape(s, ((tg_int_list){ m->sizes, m->ndim })) : NULL;
+        r = s ? tg_reshape(s, ((tg_int_list){ .len = m->ndim, .data = m->sizes })) : NULL;
         tg_release(s);
     }
     if (r && tg_tensor_dtype(r) != m->dtype) {
@@ -66,7 +66,7 @@ tg_tensor *tg__autograd_clone(tg_tensor *t)
  * formula's terms, a tangent written in place. */
 tg_tensor *tg__autograd_alias(tg_tensor *t)
 {
-    return tg_view(t, ((tg_int_list){ tg_tensor_sizes(t), tg_tensor_dim(t) }));
+    return tg_view(t, ((tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) }));
 }
 
 tg_tensor *tg__autograd_sub(tg_tensor *a, tg_tensor *b)

@@ -41,7 +41,7 @@ static inline TG__UNUSED void tg__box_int_list(tg_boxed_stack *s, tg_int_list v)
 static inline TG__UNUSED bool tg__unbox_int_list(const tg_ivalue *v, tg_int_list *out)
 {
     if (v->tag != TG_IV_INT_LIST) return true;
-    *out = v->v.ints.data ? v->v.ints : (tg_int_list){ tg__empty_int_list_storage, 0 };
+    *out = v->v.ints.data ? v->v.ints : (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage };
     return false;
 }
 /* Results (int[]): the stack takes over the kernel's array (the caller of tg_call_boxed
@@ -59,7 +59,7 @@ static inline TG__UNUSED int tg__push_int_list(tg_boxed_stack *s, tg_int_list l)
 static inline TG__UNUSED tg_int_list tg__boxed_result_int_list(tg_boxed_stack *s, int n, int i)
 {
     tg_ivalue *v = tg__boxed_result_at(s, n, i);
-    return v && v->tag == TG_IV_INT_LIST && v->v.ints.data ? v->v.ints : (tg_int_list){ NULL, 0 };
+    return v && v->tag == TG_IV_INT_LIST && v->v.ints.data ? v->v.ints : (tg_int_list){ .len = 0, .data = NULL };
 }
 
 /* bool SymBool: a value in .v.b */
@@ -150,7 +150,7 @@ static inline TG__UNUSED void tg__box_float_list(tg_boxed_stack *s, tg_float_lis
 static inline TG__UNUSED bool tg__unbox_float_list(const tg_ivalue *v, tg_float_list *out)
 {
     if (v->tag != TG_IV_FLOAT_LIST) return true;
-    *out = v->v.floats.data ? v->v.floats : (tg_float_list){ tg__empty_float_list_storage, 0 };
+    *out = v->v.floats.data ? v->v.floats : (tg_float_list){ .len = 0, .data = tg__empty_float_list_storage };
     return false;
 }
 
@@ -162,7 +162,7 @@ static inline TG__UNUSED void tg__box_bool_list(tg_boxed_stack *s, tg_bool_list 
 static inline TG__UNUSED bool tg__unbox_bool_list(const tg_ivalue *v, tg_bool_list *out)
 {
     if (v->tag != TG_IV_BOOL_LIST) return true;
-    *out = v->v.bools.data ? v->v.bools : (tg_bool_list){ tg__empty_bool_list_storage, 0 };
+    *out = v->v.bools.data ? v->v.bools : (tg_bool_list){ .len = 0, .data = tg__empty_bool_list_storage };
     return false;
 }
 
@@ -174,7 +174,7 @@ static inline TG__UNUSED void tg__box_str_list(tg_boxed_stack *s, tg_str_list v)
 static inline TG__UNUSED bool tg__unbox_str_list(const tg_ivalue *v, tg_str_list *out)
 {
     if (v->tag != TG_IV_STR_LIST) return true;
-    *out = v->v.strs.data ? v->v.strs : (tg_str_list){ tg__empty_str_list_storage, 0 };
+    *out = v->v.strs.data ? v->v.strs : (tg_str_list){ .len = 0, .data = tg__empty_str_list_storage };
     return false;
 }
 
@@ -252,19 +252,20 @@ static inline TG__UNUSED bool tg__unbox_opt_tensor(const tg_ivalue *v, tg_tensor
     return false;
 }
 
-/* int? SymInt? DeviceIndex?: { has_value, value } around int */
+/* int? SymInt? DeviceIndex?: int in a tg_opt_int, None when it is TG_NONE_INT (bit for bit) */
 static inline TG__UNUSED void tg__box_opt_int(tg_boxed_stack *s, tg_opt_int v)
 {
-    if (v.has_value) tg__box_int(s, v.value);
+    tg_opt_int none = TG_NONE_INT;
+    if (memcmp(&v, &none, sizeof v) != 0) tg__box_int(s, v);
     else tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED bool tg__unbox_opt_int(const tg_ivalue *v, tg_opt_int *out)
 {
     int64_t value = { 0 };
-    *out = (tg_opt_int){ false, 0 };
+    *out = TG_NONE_INT;
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_int(v, &value)) return true;
-    *out = (tg_opt_int){ true, value };
+    *out = value;
     return false;
 }
 
@@ -277,42 +278,44 @@ static inline TG__UNUSED void tg__box_opt_int_list(tg_boxed_stack *s, tg_int_lis
 static inline TG__UNUSED bool tg__unbox_opt_int_list(const tg_ivalue *v, tg_int_list *out)
 {
     tg_int_list value = { 0 };
-    *out = (tg_int_list){ NULL, 0 };
+    *out = (tg_int_list){ .len = TG_NONE_LEN, .data = NULL };
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_int_list(v, &value)) return true;
     *out = value;
     return false;
 }
 
-/* Scalar? float? SymFloat?: { has_value, value } around Scalar */
+/* Scalar? float? SymFloat?: Scalar in a tg_opt_float, None when it is TG_NONE_FLOAT (bit for bit) */
 static inline TG__UNUSED void tg__box_opt_double(tg_boxed_stack *s, tg_opt_float v)
 {
-    if (v.has_value) tg__box_double(s, v.value);
+    tg_opt_float none = TG_NONE_FLOAT;
+    if (memcmp(&v, &none, sizeof v) != 0) tg__box_double(s, v);
     else tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED bool tg__unbox_opt_double(const tg_ivalue *v, tg_opt_float *out)
 {
     double value = { 0 };
-    *out = (tg_opt_float){ false, 0 };
+    *out = TG_NONE_FLOAT;
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_double(v, &value)) return true;
-    *out = (tg_opt_float){ true, value };
+    *out = value;
     return false;
 }
 
-/* bool? SymBool?: { has_value, value } around bool */
+/* bool? SymBool?: bool in a tg_opt_bool, None when it is TG_NONE_BOOL (bit for bit) */
 static inline TG__UNUSED void tg__box_opt_bool(tg_boxed_stack *s, tg_opt_bool v)
 {
-    if (v.has_value) tg__box_bool(s, v.value);
+    tg_opt_bool none = TG_NONE_BOOL;
+    if (memcmp(&v, &none, sizeof v) != 0) tg__box_bool(s, v);
     else tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_NONE });
 }
 static inline TG__UNUSED bool tg__unbox_opt_bool(const tg_ivalue *v, tg_opt_bool *out)
 {
     bool value = { 0 };
-    *out = (tg_opt_bool){ false, false };
+    *out = TG_NONE_BOOL;
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_bool(v, &value)) return true;
-    *out = (tg_opt_bool){ true, value };
+    *out = value;
     return false;
 }
 
@@ -415,7 +418,7 @@ static inline TG__UNUSED void tg__box_opt_float_list(tg_boxed_stack *s, tg_float
 static inline TG__UNUSED bool tg__unbox_opt_float_list(const tg_ivalue *v, tg_float_list *out)
 {
     tg_float_list value = { 0 };
-    *out = (tg_float_list){ NULL, 0 };
+    *out = (tg_float_list){ .data = NULL, .len = 0 };
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_float_list(v, &value)) return true;
     *out = value;
@@ -431,7 +434,7 @@ static inline TG__UNUSED void tg__box_opt_bool_list(tg_boxed_stack *s, tg_bool_l
 static inline TG__UNUSED bool tg__unbox_opt_bool_list(const tg_ivalue *v, tg_bool_list *out)
 {
     tg_bool_list value = { 0 };
-    *out = (tg_bool_list){ NULL, 0 };
+    *out = (tg_bool_list){ .data = NULL, .len = 0 };
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_bool_list(v, &value)) return true;
     *out = value;
@@ -447,7 +450,7 @@ static inline TG__UNUSED void tg__box_opt_str_list(tg_boxed_stack *s, tg_str_lis
 static inline TG__UNUSED bool tg__unbox_opt_str_list(const tg_ivalue *v, tg_str_list *out)
 {
     tg_str_list value = { 0 };
-    *out = (tg_str_list){ NULL, 0 };
+    *out = (tg_str_list){ .data = NULL, .len = 0 };
     if (v->tag == TG_IV_NONE) return false;
     if (tg__unbox_str_list(v, &value)) return true;
     *out = value;

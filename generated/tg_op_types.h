@@ -9,22 +9,36 @@
 
 #include "tg_core.h"
 
-/* A designated initializer after the defaults overrides them: that is how the optional
- * arguments work (tg_ops.h). gcc reports -Woverride-init at the caller's line, so it cannot be
- * silenced around the macros alone; it is off for the rest of every file that includes an
- * operator header. */
+/* Diagnostics for the rest of every file that includes an operator header (docs/c-api.md,
+ * "Options"). Off: -Woverride-init, since a designated initializer after the defaults overrides
+ * them (that is how the options work, tg_ops.h; gcc reports it at the caller's line, so it cannot
+ * be silenced around the macros alone), and -Wmissing-braces, since an int list option may be
+ * given one int (`.dim = 1`, tg_core.h). Errors: a number where a string or a pointer belongs
+ * (`.approximate = 1`, `.dtype = "float32"`), as from gcc 14 and clang 16 on by default, instead
+ * of a warning and a crash. */
 #if defined(__cplusplus)
 /* C++ (CUDA kernels) does not use the option macros. */
 #elif defined(__clang__)
 #pragma clang diagnostic ignored "-Winitializer-overrides"
+#pragma clang diagnostic ignored "-Wmissing-braces"
+#pragma clang diagnostic error "-Wint-conversion"
+#pragma clang diagnostic error "-Wincompatible-pointer-types"
 #elif defined(__GNUC__)
 #pragma GCC diagnostic ignored "-Woverride-init"
+#pragma GCC diagnostic ignored "-Wmissing-braces"
+#pragma GCC diagnostic error "-Wint-conversion"
+#pragma GCC diagnostic error "-Wincompatible-pointer-types"
 #endif
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
+/* ---- the named values of int arguments (`int reduction=Mean`); every operator library's
+ * header defines them alike ---- */
+#define TG_REDUCTION_NONE 0 /* None */
+#define TG_REDUCTION_MEAN 1 /* Mean */
+#define TG_REDUCTION_SUM 2 /* Sum */
 /* ---- results of operators with several returns (fields NULL on error) ---- */
 
 typedef struct tg_values_indices {

@@ -1117,6 +1117,7 @@ static tg_tensor *fallback_zeros(tg_int_list size, tg_dtype dtype, tg_layout lay
 
 tg_tensor *tg_zeros_fn(tg_int_list size, tg_zeros_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_zeros(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -1144,6 +1145,7 @@ static tg_tensor *fallback_zeros_out(tg_int_list size, tg_tensor *out)
 
 tg_tensor *tg_zeros_out(tg_int_list size, tg_tensor *out)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (!out) return tg__null_arg("zeros", "out");
     if (tg__stub_profiled()) return fallback_zeros_out(size, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
@@ -1207,6 +1209,7 @@ static tg_tensor *fallback_randn(tg_int_list size, tg_dtype dtype, tg_layout lay
 
 tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_randn(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -1238,6 +1241,7 @@ static tg_tensor *fallback_randn_generator(tg_int_list size, tg_generator *gener
 
 tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_randn_generator_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_randn_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -1794,6 +1798,8 @@ static tg_tensor *fallback_sum(tg_tensor *self, tg_int_list dim, bool keepdim, t
 
 tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("sum", "self");
     if (tg__stub_profiled()) return fallback_sum(self, opts.dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1825,6 +1831,8 @@ static tg_tensor *fallback_sum_out(tg_tensor *self, tg_int_list dim, bool keepdi
 
 tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("sum", "self");
     if (!out) return tg__null_arg("sum", "out");
     if (tg__stub_profiled()) return fallback_sum_out(self, opts.dim, opts.keepdim, opts.dtype, out);
@@ -1855,6 +1863,8 @@ static tg_tensor *fallback_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 
 tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
     if (!self) return tg__null_arg("amin", "self");
     if (tg__stub_profiled()) return fallback_amin(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1885,6 +1895,8 @@ static tg_tensor *fallback_amin_out(tg_tensor *self, tg_int_list dim, bool keepd
 
 tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
     if (!self) return tg__null_arg("amin", "self");
     if (!out) return tg__null_arg("amin", "out");
     if (tg__stub_profiled()) return fallback_amin_out(self, opts.dim, opts.keepdim, out);
@@ -1914,6 +1926,7 @@ static tg_tensor *fallback_view(tg_tensor *self, tg_int_list size)
 
 tg_tensor *tg_view(tg_tensor *self, tg_int_list size)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("view", "self");
     if (tg__stub_profiled()) return fallback_view(self, size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2000,6 +2013,7 @@ static tg_tensor *fallback_sum_to_size(tg_tensor *self, tg_int_list size)
 
 tg_tensor *tg_sum_to_size(tg_tensor *self, tg_int_list size)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("sum_to_size", "self");
     if (tg__stub_profiled()) return fallback_sum_to_size(self, size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2187,6 +2201,12 @@ static tg_tensor *fallback_conv3d(tg_tensor *input, tg_tensor *weight, tg_tensor
 
 tg_tensor *tg_conv3d_fn(tg_tensor *input, tg_tensor *weight, tg_conv3d_opts opts)
 {
+    int64_t tg_stride_buf[3];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv3d_stride });
+    int64_t tg_padding_buf[3];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv3d_padding });
+    int64_t tg_dilation_buf[3];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv3d_dilation });
     if (!input) return tg__null_arg("conv3d", "input");
     if (!weight) return tg__null_arg("conv3d", "weight");
     if (tg__stub_profiled()) return fallback_conv3d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
@@ -2221,6 +2241,10 @@ static tg_tensor *fallback_conv3d_padding(tg_tensor *input, tg_tensor *weight, t
 
 tg_tensor *tg_conv3d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv3d_padding_opts opts)
 {
+    int64_t tg_stride_buf[3];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv3d_padding_stride });
+    int64_t tg_dilation_buf[3];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv3d_padding_dilation });
     if (!input) return tg__null_arg("conv3d", "input");
     if (!weight) return tg__null_arg("conv3d", "weight");
     if (tg__stub_profiled()) return fallback_conv3d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
@@ -2256,6 +2280,14 @@ static tg_tensor *fallback_conv_transpose3d(tg_tensor *input, tg_tensor *weight,
 
 tg_tensor *tg_conv_transpose3d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose3d_opts opts)
 {
+    int64_t tg_stride_buf[3];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv_transpose3d_stride });
+    int64_t tg_padding_buf[3];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv_transpose3d_padding });
+    int64_t tg_output_padding_buf[3];
+    opts.output_padding = tg__int_list_arg(opts.output_padding, tg_output_padding_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv_transpose3d_output_padding });
+    int64_t tg_dilation_buf[3];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 3, false, (tg_int_list){ .len = 3, .data = tg__default_conv_transpose3d_dilation });
     if (!input) return tg__null_arg("conv_transpose3d", "input");
     if (!weight) return tg__null_arg("conv_transpose3d", "weight");
     if (tg__stub_profiled()) return fallback_conv_transpose3d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
@@ -2291,6 +2323,9 @@ static tg_tensor *fallback_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor
 
 tg_tensor *tg_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    stride = tg__int_list_arg(stride, NULL, 0, false, TG_INTS_EMPTY);
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("avg_pool2d_backward", "grad_output");
     if (!self) return tg__null_arg("avg_pool2d_backward", "self");
     if (tg__stub_profiled()) return fallback_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
@@ -2349,6 +2384,7 @@ static tg_tensor *fallback_reflection_pad2d(tg_tensor *self, tg_int_list padding
 
 tg_tensor *tg_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 {
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("reflection_pad2d", "self");
     if (tg__stub_profiled()) return fallback_reflection_pad2d(self, padding);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -3006,6 +3042,7 @@ static tg_tensor *fallback_index_select_backward(tg_tensor *grad, tg_int_list se
 
 tg_tensor *tg_index_select_backward(tg_tensor *grad, tg_int_list self_sizes, int64_t dim, tg_tensor *index)
 {
+    self_sizes = tg__int_list_arg(self_sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("index_select_backward", "grad");
     if (!index) return tg__null_arg("index_select_backward", "index");
     if (tg__stub_profiled()) return fallback_index_select_backward(grad, self_sizes, dim, index);

@@ -2037,6 +2037,7 @@ static tg_tensor *fallback_expand(tg_tensor *self, tg_int_list size, bool implic
 
 tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("expand", "self");
     if (tg__stub_profiled()) return fallback_expand(self, size, opts.implicit);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2126,6 +2127,7 @@ static tg_tensor_list fallback_split_with_sizes(tg_tensor *self, tg_int_list spl
 
 tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, tg_split_with_sizes_opts opts)
 {
+    split_sizes = tg__int_list_arg(split_sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) { tg__null_arg("split_with_sizes", "self"); return (tg_tensor_list){ NULL, 0 }; }
     if (tg__stub_profiled()) return fallback_split_with_sizes(self, split_sizes, opts.dim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2247,6 +2249,7 @@ static tg_tensor *fallback_value_selecting_reduction_backward(tg_tensor *grad, i
 
 tg_tensor *tg_value_selecting_reduction_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes, bool keepdim)
 {
+    sizes = tg__int_list_arg(sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("value_selecting_reduction_backward", "grad");
     if (!indices) return tg__null_arg("value_selecting_reduction_backward", "indices");
     if (tg__stub_profiled()) return fallback_value_selecting_reduction_backward(grad, dim, indices, sizes, keepdim);
@@ -2345,6 +2348,12 @@ static tg_tensor *fallback_conv2d(tg_tensor *input, tg_tensor *weight, tg_tensor
 
 tg_tensor *tg_conv2d_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_opts opts)
 {
+    int64_t tg_stride_buf[2];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv2d_stride });
+    int64_t tg_padding_buf[2];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv2d_padding });
+    int64_t tg_dilation_buf[2];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv2d_dilation });
     if (!input) return tg__null_arg("conv2d", "input");
     if (!weight) return tg__null_arg("conv2d", "weight");
     if (tg__stub_profiled()) return fallback_conv2d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
@@ -2379,6 +2388,10 @@ static tg_tensor *fallback_conv2d_padding(tg_tensor *input, tg_tensor *weight, t
 
 tg_tensor *tg_conv2d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_padding_opts opts)
 {
+    int64_t tg_stride_buf[2];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv2d_padding_stride });
+    int64_t tg_dilation_buf[2];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv2d_padding_dilation });
     if (!input) return tg__null_arg("conv2d", "input");
     if (!weight) return tg__null_arg("conv2d", "weight");
     if (tg__stub_profiled()) return fallback_conv2d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
@@ -2414,6 +2427,14 @@ static tg_tensor *fallback_conv_transpose2d(tg_tensor *input, tg_tensor *weight,
 
 tg_tensor *tg_conv_transpose2d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose2d_opts opts)
 {
+    int64_t tg_stride_buf[2];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv_transpose2d_stride });
+    int64_t tg_padding_buf[2];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv_transpose2d_padding });
+    int64_t tg_output_padding_buf[2];
+    opts.output_padding = tg__int_list_arg(opts.output_padding, tg_output_padding_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv_transpose2d_output_padding });
+    int64_t tg_dilation_buf[2];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_conv_transpose2d_dilation });
     if (!input) return tg__null_arg("conv_transpose2d", "input");
     if (!weight) return tg__null_arg("conv_transpose2d", "weight");
     if (tg__stub_profiled()) return fallback_conv_transpose2d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
@@ -2447,6 +2468,13 @@ static tg_tensors2 fallback_max_pool2d_with_indices(tg_tensor *self, tg_int_list
 
 tg_tensors2 tg_max_pool2d_with_indices_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool2d_with_indices_opts opts)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_stride_buf[2];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 2, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
+    int64_t tg_padding_buf[2];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_max_pool2d_with_indices_padding });
+    int64_t tg_dilation_buf[2];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_max_pool2d_with_indices_dilation });
     if (!self) { tg__null_arg("max_pool2d_with_indices", "self"); return (tg_tensors2){ 0 }; }
     if (tg__stub_profiled()) return fallback_max_pool2d_with_indices(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2477,6 +2505,7 @@ static tg_tensor *fallback_adaptive_avg_pool2d(tg_tensor *self, tg_int_list outp
 
 tg_tensor *tg_adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("adaptive_avg_pool2d", "self");
     if (tg__stub_profiled()) return fallback_adaptive_avg_pool2d(self, output_size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2589,6 +2618,7 @@ static tg_tensor *fallback_layer_norm(tg_tensor *input, tg_int_list normalized_s
 
 tg_tensor *tg_layer_norm_fn(tg_tensor *input, tg_int_list normalized_shape, tg_layer_norm_opts opts)
 {
+    normalized_shape = tg__int_list_arg(normalized_shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!input) return tg__null_arg("layer_norm", "input");
     if (tg__stub_profiled()) return fallback_layer_norm(input, normalized_shape, opts.weight, opts.bias, opts.eps, opts.cudnn_enable);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(opts.weight) | tg__opt_keys(opts.bias)) & ~tg_dispatch_excluded_keys();
@@ -2623,6 +2653,7 @@ static tg_tensors3 fallback_native_layer_norm_backward(tg_tensor *grad_out, tg_t
 
 tg_tensors3 tg_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
+    normalized_shape = tg__int_list_arg(normalized_shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_out) { tg__null_arg("native_layer_norm_backward", "grad_out"); return (tg_tensors3){ 0 }; }
     if (!input) { tg__null_arg("native_layer_norm_backward", "input"); return (tg_tensors3){ 0 }; }
     if (!mean) { tg__null_arg("native_layer_norm_backward", "mean"); return (tg_tensors3){ 0 }; }
@@ -2665,6 +2696,7 @@ static tg_tensors3 fallback_layer_norm_double_backward(tg_tensor *input, tg_tens
 
 tg_tensors3 tg_layer_norm_double_backward(tg_tensor *input, tg_tensor *gamma, tg_tensor *ggI, tg_tensor *ggG, tg_tensor *ggB, tg_tensor *gO, tg_tensor *save_mean, tg_tensor *save_invstd, tg_int_list normalized_shape, tg_bool_list output_mask)
 {
+    normalized_shape = tg__int_list_arg(normalized_shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!input) { tg__null_arg("layer_norm_double_backward", "input"); return (tg_tensors3){ 0 }; }
     if (!gO) { tg__null_arg("layer_norm_double_backward", "gO"); return (tg_tensors3){ 0 }; }
     if (!save_mean) { tg__null_arg("layer_norm_double_backward", "save_mean"); return (tg_tensors3){ 0 }; }

@@ -1192,6 +1192,8 @@ static tg_tensor *fallback_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 
 tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
     if (!self) return tg__null_arg("amax", "self");
     if (tg__stub_profiled()) return fallback_amax(self, opts.dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1222,6 +1224,8 @@ static tg_tensor *fallback_amax_out(tg_tensor *self, tg_int_list dim, bool keepd
 
 tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
     if (!self) return tg__null_arg("amax", "self");
     if (!out) return tg__null_arg("amax", "out");
     if (tg__stub_profiled()) return fallback_amax_out(self, opts.dim, opts.keepdim, out);
@@ -1253,6 +1257,8 @@ static tg_tensor *fallback_std(tg_tensor *self, tg_int_list dim, tg_opt_int corr
 
 tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("std", "self");
     if (tg__stub_profiled()) return fallback_std(self, opts.dim, opts.correction, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1284,6 +1290,8 @@ static tg_tensor *fallback_std_out(tg_tensor *self, tg_int_list dim, tg_opt_int 
 
 tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("std", "self");
     if (!out) return tg__null_arg("std", "out");
     if (tg__stub_profiled()) return fallback_std_out(self, opts.dim, opts.correction, opts.keepdim, out);
@@ -1594,6 +1602,12 @@ static tg_tensor *fallback_conv1d(tg_tensor *input, tg_tensor *weight, tg_tensor
 
 tg_tensor *tg_conv1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_opts opts)
 {
+    int64_t tg_stride_buf[1];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv1d_stride });
+    int64_t tg_padding_buf[1];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv1d_padding });
+    int64_t tg_dilation_buf[1];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv1d_dilation });
     if (!input) return tg__null_arg("conv1d", "input");
     if (!weight) return tg__null_arg("conv1d", "weight");
     if (tg__stub_profiled()) return fallback_conv1d(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
@@ -1628,6 +1642,10 @@ static tg_tensor *fallback_conv1d_padding(tg_tensor *input, tg_tensor *weight, t
 
 tg_tensor *tg_conv1d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_padding_opts opts)
 {
+    int64_t tg_stride_buf[1];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv1d_padding_stride });
+    int64_t tg_dilation_buf[1];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv1d_padding_dilation });
     if (!input) return tg__null_arg("conv1d", "input");
     if (!weight) return tg__null_arg("conv1d", "weight");
     if (tg__stub_profiled()) return fallback_conv1d_padding(input, weight, opts.bias, opts.stride, opts.padding, opts.dilation, opts.groups);
@@ -1663,6 +1681,14 @@ static tg_tensor *fallback_conv_transpose1d(tg_tensor *input, tg_tensor *weight,
 
 tg_tensor *tg_conv_transpose1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose1d_opts opts)
 {
+    int64_t tg_stride_buf[1];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv_transpose1d_stride });
+    int64_t tg_padding_buf[1];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv_transpose1d_padding });
+    int64_t tg_output_padding_buf[1];
+    opts.output_padding = tg__int_list_arg(opts.output_padding, tg_output_padding_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv_transpose1d_output_padding });
+    int64_t tg_dilation_buf[1];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_conv_transpose1d_dilation });
     if (!input) return tg__null_arg("conv_transpose1d", "input");
     if (!weight) return tg__null_arg("conv_transpose1d", "weight");
     if (tg__stub_profiled()) return fallback_conv_transpose1d(input, weight, opts.bias, opts.stride, opts.padding, opts.output_padding, opts.groups, opts.dilation);
@@ -1693,6 +1719,7 @@ static tg_tensor *fallback_constant_pad_nd(tg_tensor *self, tg_int_list pad, dou
 
 tg_tensor *tg_constant_pad_nd_fn(tg_tensor *self, tg_int_list pad, tg_constant_pad_nd_opts opts)
 {
+    pad = tg__int_list_arg(pad, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("constant_pad_nd", "self");
     if (tg__stub_profiled()) return fallback_constant_pad_nd(self, pad, opts.value);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1721,6 +1748,7 @@ static tg_tensor *fallback_constant_pad_nd_backward(tg_tensor *grad, tg_int_list
 
 tg_tensor *tg_constant_pad_nd_backward(tg_tensor *grad, tg_int_list pad)
 {
+    pad = tg__int_list_arg(pad, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("constant_pad_nd_backward", "grad");
     if (tg__stub_profiled()) return fallback_constant_pad_nd_backward(grad, pad);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
@@ -1990,6 +2018,7 @@ static tg_tensor *fallback_repeat(tg_tensor *self, tg_int_list repeats)
 
 tg_tensor *tg_repeat(tg_tensor *self, tg_int_list repeats)
 {
+    repeats = tg__int_list_arg(repeats, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("repeat", "self");
     if (tg__stub_profiled()) return fallback_repeat(self, repeats);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2019,6 +2048,8 @@ static tg_tensor *fallback_repeat_backward(tg_tensor *grad, tg_int_list repeats,
 
 tg_tensor *tg_repeat_backward(tg_tensor *grad, tg_int_list repeats, tg_int_list input_shape)
 {
+    repeats = tg__int_list_arg(repeats, NULL, 0, false, TG_INTS_EMPTY);
+    input_shape = tg__int_list_arg(input_shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("repeat_backward", "grad");
     if (tg__stub_profiled()) return fallback_repeat_backward(grad, repeats, input_shape);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();

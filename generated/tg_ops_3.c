@@ -1345,6 +1345,7 @@ static tg_tensor *fallback_permute_backward(tg_tensor *grad, tg_int_list dims)
 
 tg_tensor *tg_permute_backward(tg_tensor *grad, tg_int_list dims)
 {
+    dims = tg__int_list_arg(dims, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("permute_backward", "grad");
     if (tg__stub_profiled()) return fallback_permute_backward(grad, dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
@@ -1375,6 +1376,7 @@ static tg_tensor *fallback_select_backward(tg_tensor *grad_output, tg_int_list i
 
 tg_tensor *tg_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
+    input_sizes = tg__int_list_arg(input_sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("select_backward", "grad_output");
     if (tg__stub_profiled()) return fallback_select_backward(grad_output, input_sizes, dim, index);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
@@ -1482,6 +1484,10 @@ static tg_tensors3 fallback_convolution_backward(tg_tensor *grad_output, tg_tens
 
 tg_tensors3 tg_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
+    stride = tg__int_list_arg(stride, NULL, 0, false, TG_INTS_EMPTY);
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
+    dilation = tg__int_list_arg(dilation, NULL, 0, false, TG_INTS_EMPTY);
+    output_padding = tg__int_list_arg(output_padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) { tg__null_arg("convolution_backward", "grad_output"); return (tg_tensors3){ 0 }; }
     if (!input) { tg__null_arg("convolution_backward", "input"); return (tg_tensors3){ 0 }; }
     if (!weight) { tg__null_arg("convolution_backward", "weight"); return (tg_tensors3){ 0 }; }
@@ -1515,6 +1521,7 @@ static tg_tensors2 fallback_adaptive_max_pool2d(tg_tensor *self, tg_int_list out
 
 tg_tensors2 tg_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) { tg__null_arg("adaptive_max_pool2d", "self"); return (tg_tensors2){ 0 }; }
     if (tg__stub_profiled()) return fallback_adaptive_max_pool2d(self, output_size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1546,6 +1553,7 @@ static tg_tensor *fallback_replication_pad2d_backward(tg_tensor *grad_output, tg
 
 tg_tensor *tg_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("replication_pad2d_backward", "grad_output");
     if (!self) return tg__null_arg("replication_pad2d_backward", "self");
     if (tg__stub_profiled()) return fallback_replication_pad2d_backward(grad_output, self, padding);
@@ -1610,6 +1618,8 @@ static tg_tensor *fallback_upsample_nearest2d_backward(tg_tensor *grad_output, t
 
 tg_tensor *tg_upsample_nearest2d_backward_fn(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_upsample_nearest2d_backward_opts opts)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
+    input_size = tg__int_list_arg(input_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("upsample_nearest2d_backward", "grad_output");
     if (tg__stub_profiled()) return fallback_upsample_nearest2d_backward(grad_output, output_size, input_size, opts.scales_h, opts.scales_w);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
@@ -1642,6 +1652,8 @@ static tg_tensor *fallback_upsample_bilinear2d_backward(tg_tensor *grad_output, 
 
 tg_tensor *tg_upsample_bilinear2d_backward_fn(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_upsample_bilinear2d_backward_opts opts)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
+    input_size = tg__int_list_arg(input_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("upsample_bilinear2d_backward", "grad_output");
     if (tg__stub_profiled()) return fallback_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, opts.scales_h, opts.scales_w);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
@@ -1672,6 +1684,7 @@ static tg_tensor *fallback_upsample_nearest2d_backward_vec(tg_tensor *grad_outpu
 
 tg_tensor *tg_upsample_nearest2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_float_list scale_factors)
 {
+    input_size = tg__int_list_arg(input_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("upsample_nearest2d_backward", "grad_output");
     if (tg__stub_profiled()) return fallback_upsample_nearest2d_backward_vec(grad_output, output_size, input_size, scale_factors);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
@@ -1703,6 +1716,7 @@ static tg_tensor *fallback_upsample_bilinear2d_backward_vec(tg_tensor *grad_outp
 
 tg_tensor *tg_upsample_bilinear2d_backward_vec(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_float_list scale_factors)
 {
+    input_size = tg__int_list_arg(input_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("upsample_bilinear2d_backward", "grad_output");
     if (tg__stub_profiled()) return fallback_upsample_bilinear2d_backward_vec(grad_output, output_size, input_size, align_corners, scale_factors);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
@@ -1947,6 +1961,7 @@ static tg_tensor *fallback_logsumexp(tg_tensor *self, tg_int_list dim, bool keep
 
 tg_tensor *tg_logsumexp_fn(tg_tensor *self, tg_int_list dim, tg_logsumexp_opts opts)
 {
+    dim = tg__int_list_arg(dim, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("logsumexp", "self");
     if (tg__stub_profiled()) return fallback_logsumexp(self, dim, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1977,6 +1992,7 @@ static tg_tensor *fallback_logsumexp_out(tg_tensor *self, tg_int_list dim, bool 
 
 tg_tensor *tg_logsumexp_out_fn(tg_tensor *self, tg_int_list dim, tg_tensor *out, tg_logsumexp_out_opts opts)
 {
+    dim = tg__int_list_arg(dim, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("logsumexp", "self");
     if (!out) return tg__null_arg("logsumexp", "out");
     if (tg__stub_profiled()) return fallback_logsumexp_out(self, dim, opts.keepdim, out);

@@ -836,6 +836,7 @@ static tg_tensor *fallback_ones(tg_int_list size, tg_dtype dtype, tg_layout layo
 
 tg_tensor *tg_ones_fn(tg_int_list size, tg_ones_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_ones(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -863,6 +864,7 @@ static tg_tensor *fallback_ones_out(tg_int_list size, tg_tensor *out)
 
 tg_tensor *tg_ones_out(tg_int_list size, tg_tensor *out)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (!out) return tg__null_arg("ones", "out");
     if (tg__stub_profiled()) return fallback_ones_out(size, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
@@ -895,6 +897,7 @@ static tg_tensor *fallback_full(tg_int_list size, double fill_value, tg_dtype dt
 
 tg_tensor *tg_full_fn(tg_int_list size, double fill_value, tg_full_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_full(size, fill_value, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -923,6 +926,7 @@ static tg_tensor *fallback_full_out(tg_int_list size, double fill_value, tg_tens
 
 tg_tensor *tg_full_out(tg_int_list size, double fill_value, tg_tensor *out)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (!out) return tg__null_arg("full", "out");
     if (tg__stub_profiled()) return fallback_full_out(size, fill_value, out);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(out) & ~tg_dispatch_excluded_keys();
@@ -1539,6 +1543,8 @@ static tg_tensor *fallback_mean(tg_tensor *self, tg_int_list dim, bool keepdim, 
 
 tg_tensor *tg_mean_fn(tg_tensor *self, tg_mean_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("mean", "self");
     if (tg__stub_profiled()) return fallback_mean(self, opts.dim, opts.keepdim, opts.dtype);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1570,6 +1576,8 @@ static tg_tensor *fallback_mean_out(tg_tensor *self, tg_int_list dim, bool keepd
 
 tg_tensor *tg_mean_out_fn(tg_tensor *self, tg_tensor *out, tg_mean_out_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("mean", "self");
     if (!out) return tg__null_arg("mean", "out");
     if (tg__stub_profiled()) return fallback_mean_out(self, opts.dim, opts.keepdim, opts.dtype, out);
@@ -1844,6 +1852,7 @@ static tg_tensor *fallback_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_i
 
 tg_tensor *tg_sum_backward(tg_tensor *grad, tg_int_list sizes, tg_int_list dims, bool keepdim)
 {
+    sizes = tg__int_list_arg(sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("sum_backward", "grad");
     if (tg__stub_profiled()) return fallback_sum_backward(grad, sizes, dims, keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();
@@ -1971,6 +1980,10 @@ static tg_tensors3 fallback__convolution_double_backward(tg_tensor *ggI, tg_tens
 
 tg_tensors3 tg__convolution_double_backward(tg_tensor *ggI, tg_tensor *ggW, tg_tensor *ggb, tg_tensor *gO, tg_tensor *weight, tg_tensor *self, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
+    stride = tg__int_list_arg(stride, NULL, 0, false, TG_INTS_EMPTY);
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
+    dilation = tg__int_list_arg(dilation, NULL, 0, false, TG_INTS_EMPTY);
+    output_padding = tg__int_list_arg(output_padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!gO) { tg__null_arg("_convolution_double_backward", "gO"); return (tg_tensors3){ 0 }; }
     if (!weight) { tg__null_arg("_convolution_double_backward", "weight"); return (tg_tensors3){ 0 }; }
     if (!self) { tg__null_arg("_convolution_double_backward", "self"); return (tg_tensors3){ 0 }; }
@@ -2039,6 +2052,11 @@ static tg_tensor *fallback_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, 
 
 tg_tensor *tg_avg_pool2d_fn(tg_tensor *self, tg_int_list kernel_size, tg_avg_pool2d_opts opts)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_stride_buf[2];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 2, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
+    int64_t tg_padding_buf[2];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_avg_pool2d_padding });
     if (!self) return tg__null_arg("avg_pool2d", "self");
     if (tg__stub_profiled()) return fallback_avg_pool2d(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad, opts.divisor_override);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2067,6 +2085,7 @@ static tg_tensor *fallback__adaptive_avg_pool2d(tg_tensor *self, tg_int_list out
 
 tg_tensor *tg__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("_adaptive_avg_pool2d", "self");
     if (tg__stub_profiled()) return fallback__adaptive_avg_pool2d(self, output_size);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2096,6 +2115,7 @@ static tg_tensor *fallback_reflection_pad2d_backward(tg_tensor *grad_output, tg_
 
 tg_tensor *tg_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("reflection_pad2d_backward", "grad_output");
     if (!self) return tg__null_arg("reflection_pad2d_backward", "self");
     if (tg__stub_profiled()) return fallback_reflection_pad2d_backward(grad_output, self, padding);
@@ -2278,6 +2298,7 @@ static tg_tensor *fallback_rms_norm(tg_tensor *input, tg_int_list normalized_sha
 
 tg_tensor *tg_rms_norm_fn(tg_tensor *input, tg_int_list normalized_shape, tg_rms_norm_opts opts)
 {
+    normalized_shape = tg__int_list_arg(normalized_shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!input) return tg__null_arg("rms_norm", "input");
     if (tg__stub_profiled()) return fallback_rms_norm(input, normalized_shape, opts.weight, opts.eps);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(opts.weight)) & ~tg_dispatch_excluded_keys();

@@ -1546,6 +1546,8 @@ static tg_tensor *fallback_as_strided(tg_tensor *self, tg_int_list size, tg_int_
 
 tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_as_strided_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
+    stride = tg__int_list_arg(stride, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("as_strided", "self");
     if (tg__stub_profiled()) return fallback_as_strided(self, size, stride, opts.storage_offset);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1574,6 +1576,7 @@ static tg_tensor *fallback_reshape(tg_tensor *self, tg_int_list shape)
 
 tg_tensor *tg_reshape(tg_tensor *self, tg_int_list shape)
 {
+    shape = tg__int_list_arg(shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("reshape", "self");
     if (tg__stub_profiled()) return fallback_reshape(self, shape);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1602,6 +1605,7 @@ static tg_tensor *fallback_permute(tg_tensor *self, tg_int_list dims)
 
 tg_tensor *tg_permute(tg_tensor *self, tg_int_list dims)
 {
+    dims = tg__int_list_arg(dims, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("permute", "self");
     if (tg__stub_profiled()) return fallback_permute(self, dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1847,6 +1851,10 @@ static tg_tensor *fallback_convolution(tg_tensor *input, tg_tensor *weight, tg_t
 
 tg_tensor *tg_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
 {
+    stride = tg__int_list_arg(stride, NULL, 0, false, TG_INTS_EMPTY);
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
+    dilation = tg__int_list_arg(dilation, NULL, 0, false, TG_INTS_EMPTY);
+    output_padding = tg__int_list_arg(output_padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!input) return tg__null_arg("convolution", "input");
     if (!weight) return tg__null_arg("convolution", "weight");
     if (tg__stub_profiled()) return fallback_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
@@ -1880,6 +1888,13 @@ static tg_tensor *fallback_max_pool1d(tg_tensor *self, tg_int_list kernel_size, 
 
 tg_tensor *tg_max_pool1d_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool1d_opts opts)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_stride_buf[1];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
+    int64_t tg_padding_buf[1];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_max_pool1d_padding });
+    int64_t tg_dilation_buf[1];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_max_pool1d_dilation });
     if (!self) return tg__null_arg("max_pool1d", "self");
     if (tg__stub_profiled()) return fallback_max_pool1d(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1939,6 +1954,7 @@ static tg_tensor *fallback_replication_pad2d(tg_tensor *self, tg_int_list paddin
 
 tg_tensor *tg_replication_pad2d(tg_tensor *self, tg_int_list padding)
 {
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("replication_pad2d", "self");
     if (tg__stub_profiled()) return fallback_replication_pad2d(self, padding);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2004,6 +2020,7 @@ static tg_tensor *fallback_upsample_nearest2d(tg_tensor *self, tg_int_list outpu
 
 tg_tensor *tg_upsample_nearest2d_fn(tg_tensor *self, tg_int_list output_size, tg_upsample_nearest2d_opts opts)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("upsample_nearest2d", "self");
     if (tg__stub_profiled()) return fallback_upsample_nearest2d(self, output_size, opts.scales_h, opts.scales_w);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2035,6 +2052,7 @@ static tg_tensor *fallback_upsample_bilinear2d(tg_tensor *self, tg_int_list outp
 
 tg_tensor *tg_upsample_bilinear2d_fn(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_upsample_bilinear2d_opts opts)
 {
+    output_size = tg__int_list_arg(output_size, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("upsample_bilinear2d", "self");
     if (tg__stub_profiled()) return fallback_upsample_bilinear2d(self, output_size, align_corners, opts.scales_h, opts.scales_w);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -2365,6 +2383,7 @@ static tg_tensor *fallback_logsumexp_backward(tg_tensor *grad, tg_tensor *self, 
 
 tg_tensor *tg_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg_tensor *result, tg_int_list dim, bool keepdim)
 {
+    dim = tg__int_list_arg(dim, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("logsumexp_backward", "grad");
     if (!self) return tg__null_arg("logsumexp_backward", "self");
     if (!result) return tg__null_arg("logsumexp_backward", "result");

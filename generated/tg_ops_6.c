@@ -685,6 +685,7 @@ static tg_tensor *fallback_empty(tg_int_list size, tg_dtype dtype, tg_layout lay
 
 tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_empty(size, opts.dtype, opts.layout, opts.device, opts.pin_memory, opts.memory_format);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -809,6 +810,7 @@ static tg_tensor *fallback_rand(tg_int_list size, tg_dtype dtype, tg_layout layo
 
 tg_tensor *tg_rand_fn(tg_int_list size, tg_rand_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_rand(size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -840,6 +842,7 @@ static tg_tensor *fallback_rand_generator(tg_int_list size, tg_generator *genera
 
 tg_tensor *tg_rand_generator_fn(tg_int_list size, tg_generator *generator, tg_rand_generator_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_rand_generator(size, generator, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -1076,6 +1079,8 @@ static tg_tensor *fallback_var(tg_tensor *self, tg_int_list dim, tg_opt_int corr
 
 tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("var", "self");
     if (tg__stub_profiled()) return fallback_var(self, opts.dim, opts.correction, opts.keepdim);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1107,6 +1112,8 @@ static tg_tensor *fallback_var_out(tg_tensor *self, tg_int_list dim, tg_opt_int 
 
 tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts)
 {
+    int64_t tg_dim_buf[1];
+    opts.dim = tg__int_list_arg(opts.dim, tg_dim_buf, 1, true, TG_NO_INTS);
     if (!self) return tg__null_arg("var", "self");
     if (!out) return tg__null_arg("var", "out");
     if (tg__stub_profiled()) return fallback_var_out(self, opts.dim, opts.correction, opts.keepdim, out);
@@ -1137,6 +1144,7 @@ static tg_tensor *fallback_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask,
 
 tg_tensor *tg_scale_grad_by_count(tg_tensor *grad, tg_tensor *mask, tg_int_list dims)
 {
+    dims = tg__int_list_arg(dims, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("scale_grad_by_count", "grad");
     if (!mask) return tg__null_arg("scale_grad_by_count", "mask");
     if (tg__stub_profiled()) return fallback_scale_grad_by_count(grad, mask, dims);
@@ -1232,6 +1240,13 @@ static tg_tensor *fallback_max_pool2d(tg_tensor *self, tg_int_list kernel_size, 
 
 tg_tensor *tg_max_pool2d_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool2d_opts opts)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_stride_buf[2];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 2, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
+    int64_t tg_padding_buf[2];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_max_pool2d_padding });
+    int64_t tg_dilation_buf[2];
+    opts.dilation = tg__int_list_arg(opts.dilation, tg_dilation_buf, 2, false, (tg_int_list){ .len = 2, .data = tg__default_max_pool2d_dilation });
     if (!self) return tg__null_arg("max_pool2d", "self");
     if (tg__stub_profiled()) return fallback_max_pool2d(self, kernel_size, opts.stride, opts.padding, opts.dilation, opts.ceil_mode);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1878,6 +1893,7 @@ static tg_tensor *fallback_flip(tg_tensor *self, tg_int_list dims)
 
 tg_tensor *tg_flip(tg_tensor *self, tg_int_list dims)
 {
+    dims = tg__int_list_arg(dims, NULL, 0, false, TG_INTS_EMPTY);
     if (!self) return tg__null_arg("flip", "self");
     if (tg__stub_profiled()) return fallback_flip(self, dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1907,6 +1923,9 @@ static tg_tensor *fallback_roll(tg_tensor *self, tg_int_list shifts, tg_int_list
 
 tg_tensor *tg_roll_fn(tg_tensor *self, tg_int_list shifts, tg_roll_opts opts)
 {
+    shifts = tg__int_list_arg(shifts, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_dims_buf[1];
+    opts.dims = tg__int_list_arg(opts.dims, tg_dims_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
     if (!self) return tg__null_arg("roll", "self");
     if (tg__stub_profiled()) return fallback_roll(self, shifts, opts.dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1936,6 +1955,9 @@ static tg_tensor *fallback_roll_backward(tg_tensor *grad, tg_int_list shifts, tg
 
 tg_tensor *tg_roll_backward_fn(tg_tensor *grad, tg_int_list shifts, tg_roll_backward_opts opts)
 {
+    shifts = tg__int_list_arg(shifts, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_dims_buf[1];
+    opts.dims = tg__int_list_arg(opts.dims, tg_dims_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
     if (!grad) return tg__null_arg("roll_backward", "grad");
     if (tg__stub_profiled()) return fallback_roll_backward(grad, shifts, opts.dims);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad) & ~tg_dispatch_excluded_keys();

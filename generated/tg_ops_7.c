@@ -675,6 +675,7 @@ static tg_tensor *fallback_randint(int64_t high, tg_int_list size, tg_dtype dtyp
 
 tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_randint(high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -707,6 +708,7 @@ static tg_tensor *fallback_randint_low(int64_t low, int64_t high, tg_int_list si
 
 tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_randint_low_opts opts)
 {
+    size = tg__int_list_arg(size, NULL, 0, false, TG_INTS_EMPTY);
     if (tg__stub_profiled()) return fallback_randint_low(low, high, size, opts.dtype, opts.layout, opts.device, opts.pin_memory);
     tg_keyset tg_ks = tg__or_cpu(tg__device_keys(opts.device)) & ~tg_dispatch_excluded_keys();
     bool tg_boxed = false;
@@ -1437,6 +1439,7 @@ static tg_tensor *fallback_slice_backward(tg_tensor *grad_output, tg_int_list in
 
 tg_tensor *tg_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
+    input_sizes = tg__int_list_arg(input_sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("slice_backward", "grad_output");
     if (tg__stub_profiled()) return fallback_slice_backward(grad_output, input_sizes, dim, start, end, step);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(grad_output) & ~tg_dispatch_excluded_keys();
@@ -1534,6 +1537,10 @@ static tg_tensor *fallback_max_pool2d_with_indices_backward(tg_tensor *grad_outp
 
 tg_tensor *tg_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    stride = tg__int_list_arg(stride, NULL, 0, false, TG_INTS_EMPTY);
+    padding = tg__int_list_arg(padding, NULL, 0, false, TG_INTS_EMPTY);
+    dilation = tg__int_list_arg(dilation, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad_output) return tg__null_arg("max_pool2d_with_indices_backward", "grad_output");
     if (!self) return tg__null_arg("max_pool2d_with_indices_backward", "self");
     if (!indices) return tg__null_arg("max_pool2d_with_indices_backward", "indices");
@@ -1568,6 +1575,11 @@ static tg_tensor *fallback_avg_pool1d(tg_tensor *self, tg_int_list kernel_size, 
 
 tg_tensor *tg_avg_pool1d_fn(tg_tensor *self, tg_int_list kernel_size, tg_avg_pool1d_opts opts)
 {
+    kernel_size = tg__int_list_arg(kernel_size, NULL, 0, false, TG_INTS_EMPTY);
+    int64_t tg_stride_buf[1];
+    opts.stride = tg__int_list_arg(opts.stride, tg_stride_buf, 1, false, (tg_int_list){ .len = 0, .data = tg__empty_int_list_storage });
+    int64_t tg_padding_buf[1];
+    opts.padding = tg__int_list_arg(opts.padding, tg_padding_buf, 1, false, (tg_int_list){ .len = 1, .data = tg__default_avg_pool1d_padding });
     if (!self) return tg__null_arg("avg_pool1d", "self");
     if (tg__stub_profiled()) return fallback_avg_pool1d(self, kernel_size, opts.stride, opts.padding, opts.ceil_mode, opts.count_include_pad);
     tg_keyset tg_ks = tg_dispatch_tensor_keys(self) & ~tg_dispatch_excluded_keys();
@@ -1730,6 +1742,7 @@ static tg_tensors3 fallback_native_layer_norm(tg_tensor *input, tg_int_list norm
 
 tg_tensors3 tg_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
 {
+    normalized_shape = tg__int_list_arg(normalized_shape, NULL, 0, false, TG_INTS_EMPTY);
     if (!input) { tg__null_arg("native_layer_norm", "input"); return (tg_tensors3){ 0 }; }
     if (tg__stub_profiled()) return fallback_native_layer_norm(input, normalized_shape, weight, bias, eps);
     tg_keyset tg_ks = (tg_dispatch_tensor_keys(input) | tg__opt_keys(weight) | tg__opt_keys(bias)) & ~tg_dispatch_excluded_keys();
@@ -1967,6 +1980,7 @@ static tg_tensor *fallback_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor
 
 tg_tensor *tg_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
 {
+    sizes = tg__int_list_arg(sizes, NULL, 0, false, TG_INTS_EMPTY);
     if (!grad) return tg__null_arg("sort_backward", "grad");
     if (!indices) return tg__null_arg("sort_backward", "indices");
     if (tg__stub_profiled()) return fallback_sort_backward(grad, dim, indices, sizes);

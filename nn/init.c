@@ -160,7 +160,7 @@ int tg_nn_init_trunc_normal_(tg_tensor *t, double mean, double std, double a, do
     TG__NN_OWN
     {
         tg_tensor *host = rc == 0 ? tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_FLOAT64) : NULL;
-        tg_tensor *shaped = tg_view(host, (tg_int_list){ tg_tensor_sizes(t), tg_tensor_dim(t) });
+        tg_tensor *shaped = tg_view(host, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) });
         rc = done(shaped ? tg_copy_(t, shaped) : NULL);
         tg_release(shaped);
         tg_release(host);

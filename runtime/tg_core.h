@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -151,27 +152,45 @@ tg_tensor *tg_tensor_grad(const tg_tensor *t); /* new reference or NULL */
 /* ---- lists and optionals used by generated signatures ----
  * The C types of the schema types (which one each schema type takes, and how its None is
  * spelled, is the table dispatch/schema_types.h). */
+/* An int list holds its length first: an option written with a plain number where a list
+ * belongs (`.dim = 1`, `.stride = 2`) fills `len` and leaves `data` NULL, and the generated
+ * function reads that as the number, repeated for int[N] (PyTorch's `stride=2` is [2, 2]),
+ * instead of a NULL list (docs/c-api.md, "Options"). None is TG_NO_INTS, { TG_NONE_LEN, NULL };
+ * a present list has a non-NULL `data`, even when empty (TG_INTS_EMPTY). */
+#define TG_NONE_LEN INT64_MIN
+/* What an options macro passes for an int list option with a default other than None; the
+ * generated function puts the default in (a plain number given instead overrides only .len). */
+#define TG__DEFAULT_LEN (INT64_MIN + 1)
 typedef struct tg_int_list {
-    const int64_t *data;
     int64_t len;
+    const int64_t *data;
 } tg_int_list;
 typedef struct tg_tensor_list {
     tg_tensor *const *data;
     int64_t len;
 } tg_tensor_list;
-typedef struct tg_opt_int {
-    bool has_value;
-    int64_t value;
-} tg_opt_int;
-typedef struct tg_opt_float {
-    bool has_value;
-    double value;
-} tg_opt_float;
-typedef struct tg_opt_bool {
-    bool has_value;
-    bool value;
-} tg_opt_bool;
+/* Optional numbers (int?, float? / Scalar?, bool?) are plain values, None being a value no
+ * argument takes: `.dim = 1` means 1 and `.scale = 0.5` means 0.5, as in PyTorch, and an
+ * option left out is None (docs/c-api.md, "Options", says why not { has_value, value }
+ * structs: a plain number written into one compiled and meant something else).
+ *   int?      int64_t, None is TG_NONE_INT (INT64_MIN)
+ *   float?    double, None is TG_NONE_FLOAT (a NaN with a payload of its own: any other NaN,
+ *             0.0 / 0.0 say, is a value); test with tg_is_none_float, not ==
+ *   bool?     signed char, None is TG_NONE_BOOL (-1); true and false as usual */
+typedef int64_t tg_opt_int;
+typedef double tg_opt_float;
+typedef signed char tg_opt_bool;
 typedef tg_opt_float tg_opt_scalar;
+#define TG_NONE_INT INT64_MIN
+#define TG_NONE_FLOAT (__builtin_nan("0x7467"))
+#define TG_NONE_BOOL ((tg_opt_bool)-1)
+static inline bool tg_is_none_int(tg_opt_int v) { return v == TG_NONE_INT; }
+static inline bool tg_is_none_float(tg_opt_float v)
+{
+    tg_opt_float none = TG_NONE_FLOAT;
+    return memcmp(&v, &none, sizeof v) == 0;
+}
+static inline bool tg_is_none_bool(tg_opt_bool v) { return v == TG_NONE_BOOL; }
 /* float[] and Scalar[] (values as double), bool[N], and str[] / Dimname[] (dimension names:
  * tensorgen has no named tensors, so a kernel receives the names as strings). An optional list
  * is None when .data is NULL, like tg_int_list. A Tensor?[] argument is a tg_tensor_list whose
@@ -223,16 +242,16 @@ void tg_int_list_release(tg_int_list l); /* frees the array; { NULL, 0 } is a no
 
 /* TG_INTS(1, 2) is a tg_int_list of two values; an optional int list is None when .data is
  * NULL (TG_NO_INTS); TG_INTS_EMPTY is the empty, present list (a zero-dim shape). */
-#define TG_INTS(...)                                  \
-    ((tg_int_list){ (const int64_t[]){ __VA_ARGS__ }, \
-                    (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)) })
-#define TG_NO_INTS ((tg_int_list){ NULL, 0 })
+#define TG_INTS(...)                                                                      \
+    ((tg_int_list){ .len = (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), \
+                    .data = (const int64_t[]){ __VA_ARGS__ } })
+#define TG_NO_INTS ((tg_int_list){ .len = TG_NONE_LEN, .data = NULL })
 /* The empty, present lists point at these (each translation unit has its own: no symbol). */
 static const int64_t tg__empty_int_list_storage[1] = { 0 };
 static const double tg__empty_float_list_storage[1] = { 0 };
 static const bool tg__empty_bool_list_storage[1] = { false };
 static const char *const tg__empty_str_list_storage[1] = { NULL };
-#define TG_INTS_EMPTY ((tg_int_list){ tg__empty_int_list_storage, 0 })
+#define TG_INTS_EMPTY ((tg_int_list){ .len = 0, .data = tg__empty_int_list_storage })
 #define TG_TENSORS(...)                      \
     ((tg_tensor_list){                       \
         (tg_tensor *const[]){ __VA_ARGS__ }, \
@@ -252,18 +271,6 @@ static const char *const tg__empty_str_list_storage[1] = { NULL };
 #define TG_FLOATS_EMPTY ((tg_float_list){ tg__empty_float_list_storage, 0 })
 #define TG_BOOLS_EMPTY ((tg_bool_list){ tg__empty_bool_list_storage, 0 })
 #define TG_STRS_EMPTY ((tg_str_list){ tg__empty_str_list_storage, 0 })
-/* Optionals: TG_SOME(v) inside an options initializer (`.dim = TG_SOME(1)`), or the typed
- * forms where a value of the type is needed. */
-#define TG_SOME(v)                      \
-    {                                   \
-        .has_value = true, .value = (v) \
-    }
-#define TG_OPT_INT(v) ((tg_opt_int){ true, (v) })
-#define TG_OPT_FLOAT(v) ((tg_opt_float){ true, (v) })
-#define TG_OPT_BOOL(v) ((tg_opt_bool){ true, (v) })
-#define TG_NONE_INT ((tg_opt_int){ false, 0 })
-#define TG_NONE_FLOAT ((tg_opt_float){ false, 0 })
-#define TG_NONE_BOOL ((tg_opt_bool){ false, false })
 
 /* ---- errors ---- */
 /* The first error recorded on this thread since the last tg_clear_error(), or NULL. The

@@ -38,7 +38,7 @@ static inline tg_tensor *kt_rand(const int64_t *shape, int64_t ndim, tg_dtype dt
  * scope: the scope owns the result. */
 static inline tg_tensor *kt_copy_to(tg_tensor *t, tg_device dev)
 {
-    tg_int_list size = { tg_tensor_sizes(t), tg_tensor_dim(t) };
+    tg_int_list size = { .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) };
     tg_tensor *d = tg_empty(size, .dtype = tg_tensor_dtype(t), .device = dev);
     cr_assert(d, "empty on %s: %s", dev.type == TG_CUDA ? "CUDA" : "CPU", tg_last_error());
     cr_assert(tg_copy_(d, t), "copy_: %s", tg_last_error());

@@ -55,7 +55,7 @@ typedef struct tga_kind_info {
     const char *suffix;    /* "int": tg__box_int, tg__unbox_int, ... */
     const char *form;      /* "value", "opt_same", "written", ... */
     const char *tag;       /* "TG_IV_INT" */
-    const char *none;      /* "{ false, 0 }", "TG_DTYPE_NONE", "" */
+    const char *none;      /* "TG_NONE_INT", "TG_DTYPE_NONE", "" */
     const char *some;      /* "{ true, %s }", "%s", "" */
     const char *error;     /* a result's error value, "" when it cannot be a result */
 } tga_kind_info;
@@ -86,6 +86,8 @@ const char *tga_type_text(tgm_arena *a, const tgm_type *t);
  * *list_values (NULL otherwise). */
 const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const tgm_default *d,
                              const char *list_storage, const char **list_values, const char **why);
+/* "#define TG_REDUCTION_MEAN 1 ..." : the constants that int defaults name (`reduction=Mean`). */
+const char *tga_int_constants(tgm_arena *a);
 bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[] or Tensor?[]: the key set */
 /* The element type of a list kind's static default array ("int64_t", "double", "bool"), NULL
  * for a kind whose defaults need no array. */

@@ -54,6 +54,31 @@ const char *tga_public_prototype(tgm_arena *a, const tga_op *op)
     return tga_var_decl(a, op->ret_ctype ? op->ret_ctype : "void", fn);
 }
 
+/* How to write what an option takes beyond a plain value of its C type, for its field's
+ * comment; "" when nothing needs saying. */
+static const char *option_spelling(tgm_arena *a, const tga_arg *ca)
+{
+    int n = ca->arg->type.list_size;
+    switch (ca->kind) {
+    case TGA_OPT_INT: return "; None: TG_NONE_INT";
+    case TGA_OPT_DOUBLE: return "; None: TG_NONE_FLOAT";
+    case TGA_OPT_BOOL: return "; None: TG_NONE_BOOL";
+    case TGA_INT_LIST:
+    case TGA_OPT_INT_LIST:
+        return tgs_fmt(a, "; TG_INTS(...), or one int%s%s",
+                       n == 2 ? " for both" : n > 2 ? tgs_fmt(a, " for all %d", n) : "",
+                       ca->kind == TGA_OPT_INT_LIST ? "; None: TG_NO_INTS" : "");
+    case TGA_OPT_DTYPE: return "; None: TG_DTYPE_NONE";
+    case TGA_OPT_TENSOR:
+    case TGA_OPT_STR:
+    case TGA_OPT_GENERATOR: return "; None: NULL";
+    case TGA_INT:
+        return strncmp(ca->default_expr, "TG_REDUCTION_", 13) ? ""
+                                                               : "; TG_REDUCTION_NONE, _MEAN, _SUM";
+    default: return "";
+    }
+}
+
 const char *tga_opts_struct(tgm_arena *a, const tga_op *op)
 {
     if (!op->opts_name) return "";
@@ -63,8 +88,10 @@ const char *tga_opts_struct(tgm_arena *a, const tga_op *op)
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         if (!ca->default_expr) continue;
-        tgs_printf(&b, "    %s;   /* default %s */\n", tga_cdecl(a, ca->kind, ca->name),
-                   tgs_c_comment(a, ca->arg->def.text ? ca->arg->def.text : ca->default_expr));
+        tgs_printf(&b, "    %s;   /* %s, default %s%s */\n", tga_cdecl(a, ca->kind, ca->name),
+                   tga_type_text(a, &ca->arg->type),
+                   tgs_c_comment(a, ca->arg->def.text ? ca->arg->def.text : ca->default_expr),
+                   option_spelling(a, ca));
     }
     tgs_printf(&b, "} %s;", op->opts_name);
     return tgs_finish(&b, a);

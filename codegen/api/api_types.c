@@ -167,10 +167,24 @@ static const ident_map memory_format_idents[] = {
     { "channels_last_3d", "TG_CHANNELS_LAST_3D" },
     { NULL, NULL },
 };
-/* `int reduction=Mean`: PyTorch's at::Reduction values. */
-static const ident_map int_idents[] = {
-    { "None", "0" }, { "Mean", "1" }, { "Sum", "2" }, { NULL, NULL }
-};
+/* `int reduction=Mean`: PyTorch's at::Reduction values, as constants every operator header
+ * defines (tga_int_constants). */
+static const struct int_constant {
+    const char *schema, *c;
+    int value;
+} int_constants[] = { { "None", "TG_REDUCTION_NONE", 0 },
+                      { "Mean", "TG_REDUCTION_MEAN", 1 },
+                      { "Sum", "TG_REDUCTION_SUM", 2 } };
+
+const char *tga_int_constants(tgm_arena *a)
+{
+    tgs_buf b;
+    tgs_buf_init(&b);
+    for (size_t i = 0; i < sizeof int_constants / sizeof *int_constants; i++)
+        tgs_printf(&b, "#define %s %d /* %s */\n", int_constants[i].c, int_constants[i].value,
+                   int_constants[i].schema);
+    return tgs_finish(&b, a);
+}
 
 /* torch.per_tensor_affine, ... */
 static const ident_map qscheme_idents[] = {
@@ -191,7 +205,7 @@ static const char *map_ident(const ident_map *m, const char *text)
     return NULL;
 }
 
-/* An optional kind's None, from its row (struct-valued ones are brace lists, not the TG_NONE_*
+/* An optional kind's None, from its row (struct-valued ones are brace lists, not the TG_NO_*
  * compound literals: gcc warns, -Woverride-init-side-effects, on by default, when a caller's
  * designated initializer overrides a compound literal, because creating one counts as a side
  * effect); NULL for a kind that is not optional. */
@@ -253,14 +267,17 @@ static const char *ident_expr(tga_kind k, const char *text)
     case TGA_OPT_MEMORY_FORMAT: return map_ident(memory_format_idents, text);
     case TGA_QSCHEME:
     case TGA_OPT_QSCHEME: return map_ident(qscheme_idents, text);
-    case TGA_INT: return map_ident(int_idents, text);
+    case TGA_INT:
+        for (size_t i = 0; i < sizeof int_constants / sizeof *int_constants; i++)
+            if (!strcmp(int_constants[i].schema, text)) return int_constants[i].c;
+        return NULL;
     case TGA_BOOL: return map_ident(bool_idents, text);
     default: return NULL;
     }
 }
 
-/* The optional kinds wrap the plain value as their row's `some` says: `int? x=2` ->
- * { true, 2 } (a brace list, see none_expr). */
+/* The optional kinds wrap the plain value as their row's `some` says (all of tensorgen's take
+ * it as it is: `int? x=2` -> 2). */
 static const char *wrap_some(tgm_arena *a, tga_kind k, const char *v)
 {
     const char *some = tga_kind_is_optional(k) ? kinds[k].some : "";
@@ -332,9 +349,9 @@ static const char *list_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
     }
     if (n == 0) {
         *values = NULL;
-        return tgs_fmt(a, "{ %s, 0 }", empty);
+        return tgs_fmt(a, "{ .len = 0, .data = %s }", empty);
     }
-    return tgs_fmt(a, "{ %s, %d }", storage, n);
+    return tgs_fmt(a, "{ .len = %d, .data = %s }", n, storage);
 }
 
 static bool is_list_kind(tga_kind k)

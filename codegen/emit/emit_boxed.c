@@ -75,7 +75,7 @@ static const char *caller(tge_ctx *c, const tgt_template *t, const tga_op *op)
 /* ------------------------------------------------------------------ tg_boxing.h */
 
 /* C text of a table value as an expression of type ctype: a brace list becomes a compound
- * literal ("(tg_opt_int){ false, 0 }"). */
+ * literal ("(tg_int_list){ .len = TG_NONE_LEN, .data = NULL }"). */
 static const char *typed(tge_ctx *c, const char *ctype, const char *value)
 {
     return value[0] == '{' ? tgs_fmt(c->arena, "(%s)%s", ctype, value) : value;

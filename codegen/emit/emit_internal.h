@@ -97,6 +97,9 @@ void tge_shard_include(tge_ctx *c, tge_shard_kind *k, int shard, const char *hea
 /* The header of op's group of `dir` ("ops", "kernels"): its library's, or tensorgen's for an
  * operator a library imports. */
 const char *tge_op_header(tge_ctx *c, const char *dir, const tga_op *op);
+/* Whether an argument is an int list option whose default is a list, not None: its options
+ * macro passes TG__DEFAULT_LEN and the function puts the default in (emit_ops_c.c). */
+bool tge_int_list_default(const tga_arg *ca);
 /* For emit.c: renders every shard into the context's files; whether a file name is that of
  * a shard of one of the kinds (one an earlier run wrote and this one did not is removed). */
 void tge_render_shards(tge_ctx *c);

@@ -130,9 +130,41 @@ static const char *unbox_results(tge_ctx *c, const tga_op *op)
                    tgs_list_join(&fields, c->arena, ", "));
 }
 
+bool tge_int_list_default(const tga_arg *ca)
+{
+    return ca->default_expr && (ca->kind == TGA_INT_LIST || ca->kind == TGA_OPT_INT_LIST) &&
+           ca->arg->def.kind != TGM_DEF_NONE;
+}
+
+/* Int list arguments as the kernels take them (tg__int_list_arg): options given as a plain
+ * number become the list it stands for, options left out their default, a NULL plain list the
+ * empty one. */
+static void int_list_args(tge_ctx *c, const tga_op *op, tgs_list *out)
+{
+    for (int i = 0; i < op->nargs; i++) {
+        const tga_arg *ca = &op->args[i];
+        bool optional = ca->kind == TGA_OPT_INT_LIST;
+        if (ca->kind != TGA_INT_LIST && !(optional && ca->default_expr)) continue;
+        const char *ref = arg_ref(c, ca);
+        if (!ca->default_expr) {
+            tgs_list_addf(out, c->arena, "%s = tg__int_list_arg(%s, NULL, 0, false, %s);", ref,
+                          ref, "TG_INTS_EMPTY");
+            continue;
+        }
+        int n = ca->arg->type.list_size > 0 ? ca->arg->type.list_size : 1;
+        const char *dflt = tge_int_list_default(ca)
+                               ? tgs_fmt(c->arena, "(tg_int_list)%s", ca->default_expr)
+                               : "TG_NO_INTS";
+        tgs_list_addf(out, c->arena, "int64_t tg_%s_buf[%d];", ca->name, n);
+        tgs_list_addf(out, c->arena, "%s = tg__int_list_arg(%s, tg_%s_buf, %d, %s, %s);", ref, ref,
+                      ca->name, n, optional ? "true" : "false", dflt);
+    }
+}
+
 static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op)
 {
-    tgs_list boxes = { 0 }, checks = { 0 };
+    tgs_list boxes = { 0 }, checks = { 0 }, lists = { 0 };
+    int_list_args(c, op, &lists);
     for (int i = 0; i < op->nargs; i++)
         tgs_list_addf(&boxes, c->arena, "tg__box_%s(&tg_s, %s);", tga_box_suffix(op->args[i].kind),
                       op->args[i].name);
@@ -148,6 +180,7 @@ static const char *stub(tge_ctx *c, const tgt_template *t, const tga_op *op)
     tgt_set(e, "unbox_results", unbox_results(c, op));
     tgt_set(e, "prototype", tga_public_prototype(c->arena, op));
     tgt_set_list(e, "null_checks", &checks);
+    tgt_set_list(e, "int_lists", &lists);
     tgt_set(e, "keys", key_expr(c, op));
     tgt_set(e, "kfn", op->kfn_type);
     tgt_set(e, "row", tge_row_name(c, op));

@@ -15,7 +15,9 @@ static const char *options_macro(tge_ctx *c, const tga_op *op)
     for (int i = 0; i < op->nargs; i++) {
         const tga_arg *ca = &op->args[i];
         if (ca->default_expr) {
-            tgs_list_addf(&defaults, c->arena, ".%s = %s", ca->name, ca->default_expr);
+            tgs_list_addf(&defaults, c->arena, ".%s = %s", ca->name,
+                          tge_int_list_default(ca) ? "{ .len = TG__DEFAULT_LEN, .data = NULL }"
+                                                   : ca->default_expr);
         } else {
             tgs_list_add(&params, c->arena, ca->name);
             tgs_list_addf(&args, c->arena, "(%s)", ca->name);
@@ -123,6 +125,7 @@ void tge_emit_ops_h(tge_ctx *c)
     if (structs.n == 0) tgs_list_add(&structs, c->arena, "/* (none) */\n");
     tgt_env *types = tge_env(c);
     tgt_set_list(types, "result_structs", &structs);
+    tgt_set(types, "int_constants", tga_int_constants(c->arena));
     tge_render_file(c, "tg_op_types.h.in", types, c->opts->out_dir, tge_out_name(c, "op_types.h"));
 
     /* One header per operator: its entries' declarations, in spec order. */

@@ -176,14 +176,14 @@ static val compile_meta(cc *c, const tgf_node *n)
 static const char *none_value(cc *c, tga_kind k)
 {
     switch (k) {
-    case TGA_OPT_INT: return "(tg_opt_int){ false, 0 }";
-    case TGA_OPT_DOUBLE: return "(tg_opt_float){ false, 0 }";
-    case TGA_OPT_BOOL: return "(tg_opt_bool){ false, false }";
+    case TGA_OPT_INT: return "TG_NONE_INT";
+    case TGA_OPT_DOUBLE: return "TG_NONE_FLOAT";
+    case TGA_OPT_BOOL: return "TG_NONE_BOOL";
     case TGA_OPT_DTYPE: return "TG_DTYPE_NONE";
     case TGA_OPT_LAYOUT: return "TG_LAYOUT_NONE";
     case TGA_OPT_MEMORY_FORMAT: return "TG_MEMORY_FORMAT_NONE";
     case TGA_OPT_DEVICE: return "(tg_device){ TG_DEVICE_NONE, -1 }";
-    case TGA_OPT_INT_LIST:
+    case TGA_OPT_INT_LIST: return "TG_NO_INTS";
     case TGA_OPT_FLOAT_LIST:
     case TGA_OPT_BOOL_LIST:
     case TGA_OPT_STR_LIST: return tgs_fmt(c->a, "(%s){ NULL, 0 }", tga_ctype(k));
@@ -198,17 +198,17 @@ static const char *convert(cc *c, const tga_arg *p, tga_kind have, const char *v
     if (want == have) return v;
     if ((int)have == TGF_KIND_NONE) return none_value(c, want);
     switch (want) {
-    case TGA_OPT_INT: return tgs_fmt(c->a, "(tg_opt_int){ true, %s }", v);
-    case TGA_DOUBLE: return tgs_fmt(c->a, "(double)(%s)", v);
-    case TGA_OPT_DOUBLE: return tgs_fmt(c->a, "(tg_opt_float){ true, (double)(%s) }", v);
-    case TGA_OPT_BOOL: return tgs_fmt(c->a, "(tg_opt_bool){ true, %s }", v);
+    case TGA_OPT_INT: return tgs_fmt(c->a, "(tg_opt_int)(%s)", v);
+    case TGA_DOUBLE:
+    case TGA_OPT_DOUBLE: return tgs_fmt(c->a, "(double)(%s)", v);
+    case TGA_OPT_BOOL: return tgs_fmt(c->a, "(tg_opt_bool)(%s)", v);
     case TGA_INT_LIST:
     case TGA_OPT_INT_LIST:
         if (have == TGA_INT) { /* one int for an int[N]: N copies */
             tgs_list l = { 0 };
             for (int i = 0; i < p->arg->type.list_size; i++) tgs_list_add(&l, c->a, v);
-            return tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }",
-                           tgs_list_join(&l, c->a, ", "), p->arg->type.list_size);
+            return tgs_fmt(c->a, "(tg_int_list){ .len = %d, .data = (const int64_t[]){ %s } }",
+                           p->arg->type.list_size, tgs_list_join(&l, c->a, ", "));
         }
         return v;
     default: return v; /* Tensor/Tensor?, ScalarType?, str?: the same C type */
@@ -235,7 +235,7 @@ static const char **call_values(cc *c, const tgf_node *n)
             tga_kind k = op->args[++pi].kind;
             vals[pi] = k == TGA_OPT_LAYOUT   ? "TG_STRIDED"
                        : k == TGA_OPT_DEVICE ? tgs_fmt(c->a, "tg_tensor_device(%s)", t)
-                                             : "(tg_opt_bool){ false, false }";
+                                             : "TG_NONE_BOOL";
         }
     }
     return vals;
@@ -391,7 +391,7 @@ static val compile_list(cc *c, const tgf_node *n)
     const char *elems = tgs_list_join(&items, c->a, ", ");
     if (n->type == TGA_INT_LIST)
         return plain(
-            tgs_fmt(c->a, "(tg_int_list){ (const int64_t[]){ %s }, %d }", elems, n->nargs));
+            tgs_fmt(c->a, "(tg_int_list){ .len = %d, .data = (const int64_t[]){ %s } }", n->nargs, elems));
     return plain(
         tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
 }

@@ -326,9 +326,9 @@ static tga_kind arg_kind(const tgf_node *n)
 static const char *opt_has(cc *c, tga_kind k, const char *v)
 {
     switch (k) {
-    case TGA_OPT_INT:
-    case TGA_OPT_DOUBLE:
-    case TGA_OPT_BOOL: return tgs_fmt(c->a, "%s.has_value", v);
+    case TGA_OPT_INT: return tgs_fmt(c->a, "(!tg_is_none_int(%s))", v);
+    case TGA_OPT_DOUBLE: return tgs_fmt(c->a, "(!tg_is_none_float(%s))", v);
+    case TGA_OPT_BOOL: return tgs_fmt(c->a, "(!tg_is_none_bool(%s))", v);
     case TGA_OPT_INT_LIST:
     case TGA_OPT_FLOAT_LIST:
     case TGA_OPT_BOOL_LIST:
@@ -341,12 +341,10 @@ static const char *opt_has(cc *c, tga_kind k, const char *v)
     }
 }
 
-/* The value an optional holds (the same C value, but for the {has_value, value} structs). */
+/* The value an optional holds: the same C value (a bool? is a signed char: 0 or 1 then). */
 static const char *opt_value(cc *c, tga_kind k, const char *v)
 {
-    if (k == TGA_OPT_INT || k == TGA_OPT_DOUBLE || k == TGA_OPT_BOOL)
-        return tgs_fmt(c->a, "%s.value", v);
-    return v;
+    return k == TGA_OPT_BOOL ? tgs_fmt(c->a, "(%s != 0)", v) : v;
 }
 
 /* The node's first argument itself: TensorGeometry(t), OptionalArrayRef(xs), xs.vec(). */
@@ -379,9 +377,9 @@ static val lower_value_or(cc *c, const tgf_node *n, val a0)
 static val lower_optional(cc *c, const tgf_node *n, val a0)
 {
     switch ((int)n->type) {
-    case TGA_OPT_INT: return P("(tg_opt_int){ true, %s }", a0.c);
-    case TGA_OPT_DOUBLE: return P("(tg_opt_float){ true, (double)(%s) }", a0.c);
-    case TGA_OPT_BOOL: return P("(tg_opt_bool){ true, %s }", a0.c);
+    case TGA_OPT_INT: return P("(tg_opt_int)(%s)", a0.c);
+    case TGA_OPT_DOUBLE: return P("(tg_opt_float)(%s)", a0.c);
+    case TGA_OPT_BOOL: return P("(tg_opt_bool)(%s)", a0.c);
     case TGA_OPT_TENSOR: return a0;
     default: return plain(a0.c);
     }
@@ -389,7 +387,7 @@ static val lower_optional(cc *c, const tgf_node *n, val a0)
 
 static val lower_int_array_ref(cc *c, const tgf_node *n, val a0)
 {
-    return arg_kind(n) == TGA_INT ? P("(tg_int_list){ (const int64_t[]){ %s }, 1 }", a0.c) : a0;
+    return arg_kind(n) == TGA_INT ? P("(tg_int_list){ .len = 1, .data = (const int64_t[]){ %s } }", a0.c) : a0;
 }
 
 static val lower_index(cc *c, const tgf_node *n, val a0)
@@ -427,7 +425,7 @@ static val lower_int_fill(cc *c, const tgf_node *n, val a0)
 {
     bool map = n->form->site == TGF_FORM_CALL; /* fmap(list, ...), not std::vector(n, v) */
     int k = c->ntemps++;
-    tgs_list_addf(&c->decls, c->a, "tg_int_list t%d = { NULL, 0 };", k);
+    tgs_list_addf(&c->decls, c->a, "tg_int_list t%d = { .len = 0, .data = NULL };", k);
     tgs_list_addf(&c->releases, c->a, "tg__gen_ints_free(t%d);", k);
     const char *len = map ? tgs_fmt(c->a, "%s.len", a0.c) : a0.c;
     tgf__c_line(c, "if (!(t%d = tg__gen_ints_new(%s)).data) %s", k, len, tgf__c_fail_jump(c));
@@ -627,7 +625,7 @@ static const tgf_form methods[] = {
     { "is_mkldnn", METHOD(T, TGA_BOOL), .c_text = "((void)%s, false)" },
     { "is_nested", METHOD(T, TGA_BOOL), .c_text = "((void)%s, false)" },
     { "is_meta", METHOD(T, TGA_BOOL), .c_text = "((void)%s, false)" },
-    { "sym_blocksize", METHOD(T, TGA_OPT_INT_LIST), .c_text = "(tg_int_list){ NULL, 0 }" },
+    { "sym_blocksize", METHOD(T, TGA_OPT_INT_LIST), .c_text = "TG_NO_INTS" },
     /* of a Device */
     { "is_cpu", METHOD(DEV, TGA_BOOL), .c_text = "(%s.type == TG_CPU)" },
     { "is_cuda", METHOD(DEV, TGA_BOOL), .c_text = "((void)%s, false)" },

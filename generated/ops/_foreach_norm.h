@@ -18,7 +18,7 @@ extern "C" {
  * other p ((sum |x|^p)^(1/p)).
  * Kernels: tg__cpu_foreach_norm, tg__cuda_foreach_norm, tg__autograd_kernel__foreach_norm. */
 typedef struct tg__foreach_norm_opts {
-    double ord;   /* default 2 */
+    double ord;   /* Scalar, default 2 */
 } tg__foreach_norm_opts;
 tg_tensor_list tg__foreach_norm_fn(tg_tensor_list self, tg__foreach_norm_opts opts);
 #define tg__foreach_norm(self, ...) \

@@ -18,15 +18,15 @@ extern "C" {
  * (scaled by 1/(1 - dropout_p)) instead of a random dropout.
  * Kernel: tg__composite_scaled_dot_product_attention_math. */
 typedef struct tg__scaled_dot_product_attention_math_opts {
-    tg_tensor *attn_mask;   /* default None */
-    double dropout_p;   /* default 0.0 */
-    bool is_causal;   /* default False */
-    tg_tensor *dropout_mask;   /* default None */
-    tg_opt_float scale;   /* default None */
+    tg_tensor *attn_mask;   /* Tensor?, default None; None: NULL */
+    double dropout_p;   /* float, default 0.0 */
+    bool is_causal;   /* bool, default False */
+    tg_tensor *dropout_mask;   /* Tensor?, default None; None: NULL */
+    tg_opt_float scale;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg__scaled_dot_product_attention_math_opts;
 tg_tensors2 tg__scaled_dot_product_attention_math_fn(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg__scaled_dot_product_attention_math_opts opts);
 #define tg__scaled_dot_product_attention_math(query, key, value, ...) \
-    tg__scaled_dot_product_attention_math_fn((query), (key), (value), (tg__scaled_dot_product_attention_math_opts){ .attn_mask = NULL, .dropout_p = 0.0, .is_causal = false, .dropout_mask = NULL, .scale = { false, 0 }, __VA_ARGS__ })
+    tg__scaled_dot_product_attention_math_fn((query), (key), (value), (tg__scaled_dot_product_attention_math_opts){ .attn_mask = NULL, .dropout_p = 0.0, .is_causal = false, .dropout_mask = NULL, .scale = TG_NONE_FLOAT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

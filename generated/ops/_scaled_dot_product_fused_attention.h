@@ -21,14 +21,14 @@ extern "C" {
  * _scaled_dot_product_flash_attention_for_cpu, with a CUDA kernel too.
  * Kernels: tg__cpu_scaled_dot_product_fused_attention, tg__cuda_scaled_dot_product_fused_attention, tg__autograd_kernel__scaled_dot_product_fused_attention. */
 typedef struct tg__scaled_dot_product_fused_attention_opts {
-    double dropout_p;   /* default 0.0 */
-    bool is_causal;   /* default False */
-    tg_tensor *attn_mask;   /* default None */
-    tg_opt_float scale;   /* default None */
+    double dropout_p;   /* float, default 0.0 */
+    bool is_causal;   /* bool, default False */
+    tg_tensor *attn_mask;   /* Tensor?, default None; None: NULL */
+    tg_opt_float scale;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg__scaled_dot_product_fused_attention_opts;
 tg_output_logsumexp tg__scaled_dot_product_fused_attention_fn(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg__scaled_dot_product_fused_attention_opts opts);
 #define tg__scaled_dot_product_fused_attention(query, key, value, ...) \
-    tg__scaled_dot_product_fused_attention_fn((query), (key), (value), (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = 0.0, .is_causal = false, .attn_mask = NULL, .scale = { false, 0 }, __VA_ARGS__ })
+    tg__scaled_dot_product_fused_attention_fn((query), (key), (value), (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = 0.0, .is_causal = false, .attn_mask = NULL, .scale = TG_NONE_FLOAT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -18,12 +18,12 @@ extern "C" {
  * deterministic (each gradient tile has one owner).
  * Kernels: tg__cpu_scaled_dot_product_fused_attention_backward, tg__cuda_scaled_dot_product_fused_attention_backward, tg__autograd_kernel__scaled_dot_product_fused_attention_backward. */
 typedef struct tg__scaled_dot_product_fused_attention_backward_opts {
-    tg_tensor *attn_mask;   /* default None */
-    tg_opt_float scale;   /* default None */
+    tg_tensor *attn_mask;   /* Tensor?, default None; None: NULL */
+    tg_opt_float scale;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg__scaled_dot_product_fused_attention_backward_opts;
 tg_grad_query_grad_key_grad_value tg__scaled_dot_product_fused_attention_backward_fn(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg__scaled_dot_product_fused_attention_backward_opts opts);
 #define tg__scaled_dot_product_fused_attention_backward(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, ...) \
-    tg__scaled_dot_product_fused_attention_backward_fn((grad_out), (query), (key), (value), (out), (logsumexp), (dropout_p), (is_causal), (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = NULL, .scale = { false, 0 }, __VA_ARGS__ })
+    tg__scaled_dot_product_fused_attention_backward_fn((grad_out), (query), (key), (value), (out), (logsumexp), (dropout_p), (is_causal), (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = NULL, .scale = TG_NONE_FLOAT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

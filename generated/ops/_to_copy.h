@@ -15,16 +15,16 @@ extern "C" {
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor
  * Kernels: tg__composite_to_copy, tg__autograd_kernel__to_copy. */
 typedef struct tg__to_copy_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
-    bool non_blocking;   /* default False */
-    tg_memory_format memory_format;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
+    bool non_blocking;   /* bool, default False */
+    tg_memory_format memory_format;   /* MemoryFormat?, default None */
 } tg__to_copy_opts;
 tg_tensor *tg__to_copy_fn(tg_tensor *self, tg__to_copy_opts opts);
 #define tg__to_copy(self, ...) \
-    tg__to_copy_fn((self), (tg__to_copy_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
+    tg__to_copy_fn((self), (tg__to_copy_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .non_blocking = false, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -19,14 +19,14 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_adam_step_, tg__cuda_adam_step_, tg__autograd_kernel_adam_step_. */
 typedef struct tg_adam_step__opts {
-    double lr;   /* default 0.001 */
-    double beta1;   /* default 0.9 */
-    double beta2;   /* default 0.999 */
-    double eps;   /* default 1e-08 */
-    double weight_decay;   /* default 0 */
-    bool amsgrad;   /* default False */
-    bool maximize;   /* default False */
-    bool decoupled_weight_decay;   /* default False */
+    double lr;   /* float, default 0.001 */
+    double beta1;   /* float, default 0.9 */
+    double beta2;   /* float, default 0.999 */
+    double eps;   /* float, default 1e-08 */
+    double weight_decay;   /* float, default 0 */
+    bool amsgrad;   /* bool, default False */
+    bool maximize;   /* bool, default False */
+    bool decoupled_weight_decay;   /* bool, default False */
 } tg_adam_step__opts;
 tg_tensor *tg_adam_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, tg_adam_step__opts opts);
 #define tg_adam_step_(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, ...) \

@@ -15,7 +15,7 @@ extern "C" {
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * Kernels: tg__structured_cpu_add, tg__structured_cuda_add, tg__autograd_kernel_add. */
 typedef struct tg_add_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_add_opts;
 tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts);
 #define tg_add(self, other, ...) \
@@ -25,7 +25,7 @@ tg_tensor *tg_add_fn(tg_tensor *self, tg_tensor *other, tg_add_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_add_, tg__structured_cuda_add_, tg__autograd_kernel_add_. */
 typedef struct tg_add__opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_add__opts;
 tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts);
 #define tg_add_(self, other, ...) \
@@ -35,7 +35,7 @@ tg_tensor *tg_add__fn(tg_tensor *self, tg_tensor *other, tg_add__opts opts);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_add_out, tg__cuda_add_out, tg__autograd_kernel_add_out. */
 typedef struct tg_add_out_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_add_out_opts;
 tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_add_out_opts opts);
 #define tg_add_out(self, other, out, ...) \
@@ -44,7 +44,7 @@ tg_tensor *tg_add_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_a
 /* add.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * Kernel: tg__scalar_overload_add_scalar. */
 typedef struct tg_add_scalar_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_add_scalar_opts;
 tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts opts);
 #define tg_add_scalar(self, other, ...) \
@@ -54,7 +54,7 @@ tg_tensor *tg_add_scalar_fn(tg_tensor *self, double other, tg_add_scalar_opts op
  * In place: returns a new reference to `self`.
  * Kernel: tg__scalar_overload_add_scalar_. */
 typedef struct tg_add_scalar__opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_add_scalar__opts;
 tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts opts);
 #define tg_add_scalar_(self, other, ...) \
@@ -64,7 +64,7 @@ tg_tensor *tg_add_scalar__fn(tg_tensor *self, double other, tg_add_scalar__opts 
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__autogen_composite_add_scalar_out, tg__autograd_kernel_add_scalar_out. */
 typedef struct tg_add_scalar_out_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_add_scalar_out_opts;
 tg_tensor *tg_add_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, tg_add_scalar_out_opts opts);
 #define tg_add_scalar_out(self, other, out, ...) \

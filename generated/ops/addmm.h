@@ -15,8 +15,8 @@ extern "C" {
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  * Kernels: tg__structured_cpu_addmm, tg__structured_cuda_addmm, tg__autograd_kernel_addmm. */
 typedef struct tg_addmm_opts {
-    double beta;   /* default 1 */
-    double alpha;   /* default 1 */
+    double beta;   /* Scalar, default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_addmm_opts;
 tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_addmm_opts opts);
 #define tg_addmm(self, mat1, mat2, ...) \
@@ -26,8 +26,8 @@ tg_tensor *tg_addmm_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_add
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_addmm_, tg__structured_cuda_addmm_, tg__autograd_kernel_addmm_. */
 typedef struct tg_addmm__opts {
-    double beta;   /* default 1 */
-    double alpha;   /* default 1 */
+    double beta;   /* Scalar, default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_addmm__opts;
 tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_addmm__opts opts);
 #define tg_addmm_(self, mat1, mat2, ...) \
@@ -37,8 +37,8 @@ tg_tensor *tg_addmm__fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_ad
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_addmm_out, tg__cuda_addmm_out, tg__autograd_kernel_addmm_out. */
 typedef struct tg_addmm_out_opts {
-    double beta;   /* default 1 */
-    double alpha;   /* default 1 */
+    double beta;   /* Scalar, default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_addmm_out_opts;
 tg_tensor *tg_addmm_out_fn(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, tg_tensor *out, tg_addmm_out_opts opts);
 #define tg_addmm_out(self, mat1, mat2, out, ...) \

@@ -15,23 +15,23 @@ extern "C" {
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
  * Kernels: tg__structured_cpu_amax, tg__structured_cuda_amax, tg__autograd_kernel_amax. */
 typedef struct tg_amax_opts {
-    tg_int_list dim;   /* default [] */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1], default []; TG_INTS(...), or one int */
+    bool keepdim;   /* bool, default False */
 } tg_amax_opts;
 tg_tensor *tg_amax_fn(tg_tensor *self, tg_amax_opts opts);
 #define tg_amax(self, ...) \
-    tg_amax_fn((self), (tg_amax_opts){ .dim = { tg__empty_int_list_storage, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_amax_fn((self), (tg_amax_opts){ .dim = { .len = TG__DEFAULT_LEN, .data = NULL }, .keepdim = false, __VA_ARGS__ })
 
 /* amax.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_amax_out, tg__cuda_amax_out, tg__autograd_kernel_amax_out. */
 typedef struct tg_amax_out_opts {
-    tg_int_list dim;   /* default [] */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1], default []; TG_INTS(...), or one int */
+    bool keepdim;   /* bool, default False */
 } tg_amax_out_opts;
 tg_tensor *tg_amax_out_fn(tg_tensor *self, tg_tensor *out, tg_amax_out_opts opts);
 #define tg_amax_out(self, out, ...) \
-    tg_amax_out_fn((self), (out), (tg_amax_out_opts){ .dim = { tg__empty_int_list_storage, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_amax_out_fn((self), (out), (tg_amax_out_opts){ .dim = { .len = TG__DEFAULT_LEN, .data = NULL }, .keepdim = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

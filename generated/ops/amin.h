@@ -15,23 +15,23 @@ extern "C" {
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor
  * Kernels: tg__structured_cpu_amin, tg__structured_cuda_amin, tg__autograd_kernel_amin. */
 typedef struct tg_amin_opts {
-    tg_int_list dim;   /* default [] */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1], default []; TG_INTS(...), or one int */
+    bool keepdim;   /* bool, default False */
 } tg_amin_opts;
 tg_tensor *tg_amin_fn(tg_tensor *self, tg_amin_opts opts);
 #define tg_amin(self, ...) \
-    tg_amin_fn((self), (tg_amin_opts){ .dim = { tg__empty_int_list_storage, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_amin_fn((self), (tg_amin_opts){ .dim = { .len = TG__DEFAULT_LEN, .data = NULL }, .keepdim = false, __VA_ARGS__ })
 
 /* amin.out(Tensor self, int[1] dim=[], bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_amin_out, tg__cuda_amin_out, tg__autograd_kernel_amin_out. */
 typedef struct tg_amin_out_opts {
-    tg_int_list dim;   /* default [] */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1], default []; TG_INTS(...), or one int */
+    bool keepdim;   /* bool, default False */
 } tg_amin_out_opts;
 tg_tensor *tg_amin_out_fn(tg_tensor *self, tg_tensor *out, tg_amin_out_opts opts);
 #define tg_amin_out(self, out, ...) \
-    tg_amin_out_fn((self), (out), (tg_amin_out_opts){ .dim = { tg__empty_int_list_storage, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_amin_out_fn((self), (out), (tg_amin_out_opts){ .dim = { .len = TG__DEFAULT_LEN, .data = NULL }, .keepdim = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -15,39 +15,39 @@ extern "C" {
 /* arange(Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_arange. */
 typedef struct tg_arange_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_arange_opts;
 tg_tensor *tg_arange_fn(double end, tg_arange_opts opts);
 #define tg_arange(end, ...) \
-    tg_arange_fn((end), (tg_arange_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_arange_fn((end), (tg_arange_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* arange.start(Scalar start, Scalar end, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_arange_start. */
 typedef struct tg_arange_start_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_arange_start_opts;
 tg_tensor *tg_arange_start_fn(double start, double end, tg_arange_start_opts opts);
 #define tg_arange_start(start, end, ...) \
-    tg_arange_start_fn((start), (end), (tg_arange_start_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_arange_start_fn((start), (end), (tg_arange_start_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* arange.start_step(Scalar start, Scalar end, Scalar step=1, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_arange_start_step. */
 typedef struct tg_arange_start_step_opts {
-    double step;   /* default 1 */
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    double step;   /* Scalar, default 1 */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_arange_start_step_opts;
 tg_tensor *tg_arange_start_step_fn(double start, double end, tg_arange_start_step_opts opts);
 #define tg_arange_start_step(start, end, ...) \
-    tg_arange_start_step_fn((start), (end), (tg_arange_start_step_opts){ .step = 1, .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_arange_start_step_fn((start), (end), (tg_arange_start_step_opts){ .step = 1, .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* arange.out(Scalar end, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
@@ -58,7 +58,7 @@ tg_tensor *tg_arange_out(double end, tg_tensor *out);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_arange_out, tg__cuda_arange_out, tg__autograd_kernel_arange_start_out. */
 typedef struct tg_arange_start_out_opts {
-    double step;   /* default 1 */
+    double step;   /* Scalar, default 1 */
 } tg_arange_start_out_opts;
 tg_tensor *tg_arange_start_out_fn(double start, double end, tg_tensor *out, tg_arange_start_out_opts opts);
 #define tg_arange_start_out(start, end, out, ...) \

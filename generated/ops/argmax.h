@@ -15,23 +15,23 @@ extern "C" {
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
  * Kernels: tg__structured_cpu_argmax, tg__structured_cuda_argmax, tg__autograd_kernel_argmax. */
 typedef struct tg_argmax_opts {
-    tg_opt_int dim;   /* default None */
-    bool keepdim;   /* default False */
+    tg_opt_int dim;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_argmax_opts;
 tg_tensor *tg_argmax_fn(tg_tensor *self, tg_argmax_opts opts);
 #define tg_argmax(self, ...) \
-    tg_argmax_fn((self), (tg_argmax_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_argmax_fn((self), (tg_argmax_opts){ .dim = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 /* argmax.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_argmax_out, tg__cuda_argmax_out, tg__autograd_kernel_argmax_out. */
 typedef struct tg_argmax_out_opts {
-    tg_opt_int dim;   /* default None */
-    bool keepdim;   /* default False */
+    tg_opt_int dim;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_argmax_out_opts;
 tg_tensor *tg_argmax_out_fn(tg_tensor *self, tg_tensor *out, tg_argmax_out_opts opts);
 #define tg_argmax_out(self, out, ...) \
-    tg_argmax_out_fn((self), (out), (tg_argmax_out_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_argmax_out_fn((self), (out), (tg_argmax_out_opts){ .dim = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -15,23 +15,23 @@ extern "C" {
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor
  * Kernels: tg__structured_cpu_argmin, tg__structured_cuda_argmin, tg__autograd_kernel_argmin. */
 typedef struct tg_argmin_opts {
-    tg_opt_int dim;   /* default None */
-    bool keepdim;   /* default False */
+    tg_opt_int dim;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_argmin_opts;
 tg_tensor *tg_argmin_fn(tg_tensor *self, tg_argmin_opts opts);
 #define tg_argmin(self, ...) \
-    tg_argmin_fn((self), (tg_argmin_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_argmin_fn((self), (tg_argmin_opts){ .dim = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 /* argmin.out(Tensor self, int? dim=None, bool keepdim=False, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_argmin_out, tg__cuda_argmin_out, tg__autograd_kernel_argmin_out. */
 typedef struct tg_argmin_out_opts {
-    tg_opt_int dim;   /* default None */
-    bool keepdim;   /* default False */
+    tg_opt_int dim;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_argmin_out_opts;
 tg_tensor *tg_argmin_out_fn(tg_tensor *self, tg_tensor *out, tg_argmin_out_opts opts);
 #define tg_argmin_out(self, out, ...) \
-    tg_argmin_out_fn((self), (out), (tg_argmin_out_opts){ .dim = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_argmin_out_fn((self), (out), (tg_argmin_out_opts){ .dim = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

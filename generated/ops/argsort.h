@@ -16,8 +16,8 @@ extern "C" {
  * The int64 indices that sort self along dim (sort's indices).
  * Kernel: tg__composite_argsort. */
 typedef struct tg_argsort_opts {
-    int64_t dim;   /* default -1 */
-    bool descending;   /* default False */
+    int64_t dim;   /* int, default -1 */
+    bool descending;   /* bool, default False */
 } tg_argsort_opts;
 tg_tensor *tg_argsort_fn(tg_tensor *self, tg_argsort_opts opts);
 #define tg_argsort(self, ...) \

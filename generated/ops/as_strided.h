@@ -15,11 +15,11 @@ extern "C" {
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a)
  * Kernels: tg__composite_as_strided, tg__autograd_kernel_as_strided. */
 typedef struct tg_as_strided_opts {
-    tg_opt_int storage_offset;   /* default None */
+    tg_opt_int storage_offset;   /* SymInt?, default None; None: TG_NONE_INT */
 } tg_as_strided_opts;
 tg_tensor *tg_as_strided_fn(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_as_strided_opts opts);
 #define tg_as_strided(self, size, stride, ...) \
-    tg_as_strided_fn((self), (size), (stride), (tg_as_strided_opts){ .storage_offset = { false, 0 }, __VA_ARGS__ })
+    tg_as_strided_fn((self), (size), (stride), (tg_as_strided_opts){ .storage_offset = TG_NONE_INT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -17,14 +17,14 @@ extern "C" {
  * Kernel: tg__composite_avg_pool1d. */
 extern const int64_t tg__default_avg_pool1d_padding[];
 typedef struct tg_avg_pool1d_opts {
-    tg_int_list stride;   /* default [] */
-    tg_int_list padding;   /* default 0 */
-    bool ceil_mode;   /* default False */
-    bool count_include_pad;   /* default True */
+    tg_int_list stride;   /* int[1], default []; TG_INTS(...), or one int */
+    tg_int_list padding;   /* int[1], default 0; TG_INTS(...), or one int */
+    bool ceil_mode;   /* bool, default False */
+    bool count_include_pad;   /* bool, default True */
 } tg_avg_pool1d_opts;
 tg_tensor *tg_avg_pool1d_fn(tg_tensor *self, tg_int_list kernel_size, tg_avg_pool1d_opts opts);
 #define tg_avg_pool1d(self, kernel_size, ...) \
-    tg_avg_pool1d_fn((self), (kernel_size), (tg_avg_pool1d_opts){ .stride = { tg__empty_int_list_storage, 0 }, .padding = { tg__default_avg_pool1d_padding, 1 }, .ceil_mode = false, .count_include_pad = true, __VA_ARGS__ })
+    tg_avg_pool1d_fn((self), (kernel_size), (tg_avg_pool1d_opts){ .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .ceil_mode = false, .count_include_pad = true, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

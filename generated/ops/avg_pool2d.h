@@ -18,15 +18,15 @@ extern "C" {
  * Kernels: tg__cpu_avg_pool2d, tg__cuda_avg_pool2d, tg__autograd_kernel_avg_pool2d. */
 extern const int64_t tg__default_avg_pool2d_padding[];
 typedef struct tg_avg_pool2d_opts {
-    tg_int_list stride;   /* default [] */
-    tg_int_list padding;   /* default 0 */
-    bool ceil_mode;   /* default False */
-    bool count_include_pad;   /* default True */
-    tg_opt_int divisor_override;   /* default None */
+    tg_int_list stride;   /* int[2], default []; TG_INTS(...), or one int for both */
+    tg_int_list padding;   /* int[2], default 0; TG_INTS(...), or one int for both */
+    bool ceil_mode;   /* bool, default False */
+    bool count_include_pad;   /* bool, default True */
+    tg_opt_int divisor_override;   /* int?, default None; None: TG_NONE_INT */
 } tg_avg_pool2d_opts;
 tg_tensor *tg_avg_pool2d_fn(tg_tensor *self, tg_int_list kernel_size, tg_avg_pool2d_opts opts);
 #define tg_avg_pool2d(self, kernel_size, ...) \
-    tg_avg_pool2d_fn((self), (kernel_size), (tg_avg_pool2d_opts){ .stride = { tg__empty_int_list_storage, 0 }, .padding = { tg__default_avg_pool2d_padding, 2 }, .ceil_mode = false, .count_include_pad = true, .divisor_override = { false, 0 }, __VA_ARGS__ })
+    tg_avg_pool2d_fn((self), (kernel_size), (tg_avg_pool2d_opts){ .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .ceil_mode = false, .count_include_pad = true, .divisor_override = TG_NONE_INT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

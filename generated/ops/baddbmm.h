@@ -15,8 +15,8 @@ extern "C" {
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor
  * Kernels: tg__structured_cpu_baddbmm, tg__structured_cuda_baddbmm, tg__autograd_kernel_baddbmm. */
 typedef struct tg_baddbmm_opts {
-    double beta;   /* default 1 */
-    double alpha;   /* default 1 */
+    double beta;   /* Scalar, default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_baddbmm_opts;
 tg_tensor *tg_baddbmm_fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, tg_baddbmm_opts opts);
 #define tg_baddbmm(self, batch1, batch2, ...) \
@@ -26,8 +26,8 @@ tg_tensor *tg_baddbmm_fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, 
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_baddbmm_, tg__structured_cuda_baddbmm_, tg__autograd_kernel_baddbmm_. */
 typedef struct tg_baddbmm__opts {
-    double beta;   /* default 1 */
-    double alpha;   /* default 1 */
+    double beta;   /* Scalar, default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_baddbmm__opts;
 tg_tensor *tg_baddbmm__fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, tg_baddbmm__opts opts);
 #define tg_baddbmm_(self, batch1, batch2, ...) \
@@ -40,8 +40,8 @@ tg_tensor *tg_baddbmm__fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2,
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_baddbmm_out, tg__cuda_baddbmm_out, tg__autograd_kernel_baddbmm_out. */
 typedef struct tg_baddbmm_out_opts {
-    double beta;   /* default 1 */
-    double alpha;   /* default 1 */
+    double beta;   /* Scalar, default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_baddbmm_out_opts;
 tg_tensor *tg_baddbmm_out_fn(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, tg_tensor *out, tg_baddbmm_out_opts opts);
 #define tg_baddbmm_out(self, batch1, batch2, out, ...) \

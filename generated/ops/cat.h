@@ -15,7 +15,7 @@ extern "C" {
 /* cat(Tensor[] tensors, int dim=0) -> Tensor
  * Kernels: tg__structured_cpu_cat, tg__structured_cuda_cat, tg__autograd_kernel_cat. */
 typedef struct tg_cat_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_cat_opts;
 tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts);
 #define tg_cat(tensors, ...) \
@@ -25,7 +25,7 @@ tg_tensor *tg_cat_fn(tg_tensor_list tensors, tg_cat_opts opts);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_cat_out, tg__cuda_cat_out, tg__autograd_kernel_cat_out. */
 typedef struct tg_cat_out_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_cat_out_opts;
 tg_tensor *tg_cat_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_cat_out_opts opts);
 #define tg_cat_out(tensors, out, ...) \

@@ -15,7 +15,7 @@ extern "C" {
 /* chunk(Tensor(a -> *) self, int chunks, int dim=0) -> Tensor(a)[]
  * Kernel: tg__composite_chunk. */
 typedef struct tg_chunk_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_chunk_opts;
 tg_tensor_list tg_chunk_fn(tg_tensor *self, int64_t chunks, tg_chunk_opts opts);
 #define tg_chunk(self, chunks, ...) \

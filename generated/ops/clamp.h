@@ -15,40 +15,40 @@ extern "C" {
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor
  * Kernels: tg__structured_cpu_clamp, tg__structured_cuda_clamp, tg__autograd_kernel_clamp. */
 typedef struct tg_clamp_opts {
-    tg_opt_float min;   /* default None */
-    tg_opt_float max;   /* default None */
+    tg_opt_float min;   /* Scalar?, default None; None: TG_NONE_FLOAT */
+    tg_opt_float max;   /* Scalar?, default None; None: TG_NONE_FLOAT */
 } tg_clamp_opts;
 tg_tensor *tg_clamp_fn(tg_tensor *self, tg_clamp_opts opts);
 #define tg_clamp(self, ...) \
-    tg_clamp_fn((self), (tg_clamp_opts){ .min = { false, 0 }, .max = { false, 0 }, __VA_ARGS__ })
+    tg_clamp_fn((self), (tg_clamp_opts){ .min = TG_NONE_FLOAT, .max = TG_NONE_FLOAT, __VA_ARGS__ })
 
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!)
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_clamp_, tg__structured_cuda_clamp_, tg__autograd_kernel_clamp_. */
 typedef struct tg_clamp__opts {
-    tg_opt_float min;   /* default None */
-    tg_opt_float max;   /* default None */
+    tg_opt_float min;   /* Scalar?, default None; None: TG_NONE_FLOAT */
+    tg_opt_float max;   /* Scalar?, default None; None: TG_NONE_FLOAT */
 } tg_clamp__opts;
 tg_tensor *tg_clamp__fn(tg_tensor *self, tg_clamp__opts opts);
 #define tg_clamp_(self, ...) \
-    tg_clamp__fn((self), (tg_clamp__opts){ .min = { false, 0 }, .max = { false, 0 }, __VA_ARGS__ })
+    tg_clamp__fn((self), (tg_clamp__opts){ .min = TG_NONE_FLOAT, .max = TG_NONE_FLOAT, __VA_ARGS__ })
 
 /* clamp.out(Tensor self, Scalar? min=None, Scalar? max=None, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_clamp_out, tg__cuda_clamp_out, tg__autograd_kernel_clamp_out. */
 typedef struct tg_clamp_out_opts {
-    tg_opt_float min;   /* default None */
-    tg_opt_float max;   /* default None */
+    tg_opt_float min;   /* Scalar?, default None; None: TG_NONE_FLOAT */
+    tg_opt_float max;   /* Scalar?, default None; None: TG_NONE_FLOAT */
 } tg_clamp_out_opts;
 tg_tensor *tg_clamp_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_out_opts opts);
 #define tg_clamp_out(self, out, ...) \
-    tg_clamp_out_fn((self), (out), (tg_clamp_out_opts){ .min = { false, 0 }, .max = { false, 0 }, __VA_ARGS__ })
+    tg_clamp_out_fn((self), (out), (tg_clamp_out_opts){ .min = TG_NONE_FLOAT, .max = TG_NONE_FLOAT, __VA_ARGS__ })
 
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor
  * Kernels: tg__structured_cpu_clamp_tensor, tg__structured_cuda_clamp_tensor, tg__autograd_kernel_clamp_tensor. */
 typedef struct tg_clamp_tensor_opts {
-    tg_tensor *min;   /* default None */
-    tg_tensor *max;   /* default None */
+    tg_tensor *min;   /* Tensor?, default None; None: NULL */
+    tg_tensor *max;   /* Tensor?, default None; None: NULL */
 } tg_clamp_tensor_opts;
 tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts);
 #define tg_clamp_tensor(self, ...) \
@@ -58,8 +58,8 @@ tg_tensor *tg_clamp_tensor_fn(tg_tensor *self, tg_clamp_tensor_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_clamp_tensor_, tg__structured_cuda_clamp_tensor_, tg__autograd_kernel_clamp_tensor_. */
 typedef struct tg_clamp_tensor__opts {
-    tg_tensor *min;   /* default None */
-    tg_tensor *max;   /* default None */
+    tg_tensor *min;   /* Tensor?, default None; None: NULL */
+    tg_tensor *max;   /* Tensor?, default None; None: NULL */
 } tg_clamp_tensor__opts;
 tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts);
 #define tg_clamp_tensor_(self, ...) \
@@ -69,8 +69,8 @@ tg_tensor *tg_clamp_tensor__fn(tg_tensor *self, tg_clamp_tensor__opts opts);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_clamp_tensor_out, tg__cuda_clamp_tensor_out, tg__autograd_kernel_clamp_tensor_out. */
 typedef struct tg_clamp_tensor_out_opts {
-    tg_tensor *min;   /* default None */
-    tg_tensor *max;   /* default None */
+    tg_tensor *min;   /* Tensor?, default None; None: NULL */
+    tg_tensor *max;   /* Tensor?, default None; None: NULL */
 } tg_clamp_tensor_out_opts;
 tg_tensor *tg_clamp_tensor_out_fn(tg_tensor *self, tg_tensor *out, tg_clamp_tensor_out_opts opts);
 #define tg_clamp_tensor_out(self, out, ...) \

@@ -15,7 +15,7 @@ extern "C" {
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor
  * Kernels: tg__composite_clone, tg__autograd_kernel_clone. */
 typedef struct tg_clone_opts {
-    tg_memory_format memory_format;   /* default None */
+    tg_memory_format memory_format;   /* MemoryFormat?, default None */
 } tg_clone_opts;
 tg_tensor *tg_clone_fn(tg_tensor *self, tg_clone_opts opts);
 #define tg_clone(self, ...) \

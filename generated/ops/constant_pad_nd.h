@@ -17,7 +17,7 @@ extern "C" {
  * negative ones crop.
  * Kernels: tg__composite_constant_pad_nd, tg__autograd_kernel_constant_pad_nd. */
 typedef struct tg_constant_pad_nd_opts {
-    double value;   /* default 0 */
+    double value;   /* Scalar, default 0 */
 } tg_constant_pad_nd_opts;
 tg_tensor *tg_constant_pad_nd_fn(tg_tensor *self, tg_int_list pad, tg_constant_pad_nd_opts opts);
 #define tg_constant_pad_nd(self, pad, ...) \

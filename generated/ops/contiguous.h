@@ -15,7 +15,7 @@ extern "C" {
 /* contiguous(Tensor(a) self, *, MemoryFormat memory_format=contiguous_format) -> Tensor(a)
  * Kernel: tg__composite_contiguous. */
 typedef struct tg_contiguous_opts {
-    tg_memory_format memory_format;   /* default contiguous_format */
+    tg_memory_format memory_format;   /* MemoryFormat, default contiguous_format */
 } tg_contiguous_opts;
 tg_tensor *tg_contiguous_fn(tg_tensor *self, tg_contiguous_opts opts);
 #define tg_contiguous(self, ...) \

@@ -20,15 +20,15 @@ extern const int64_t tg__default_conv1d_stride[];
 extern const int64_t tg__default_conv1d_padding[];
 extern const int64_t tg__default_conv1d_dilation[];
 typedef struct tg_conv1d_opts {
-    tg_tensor *bias;   /* default None */
-    tg_int_list stride;   /* default 1 */
-    tg_int_list padding;   /* default 0 */
-    tg_int_list dilation;   /* default 1 */
-    int64_t groups;   /* default 1 */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    tg_int_list stride;   /* int[1], default 1; TG_INTS(...), or one int */
+    tg_int_list padding;   /* int[1], default 0; TG_INTS(...), or one int */
+    tg_int_list dilation;   /* int[1], default 1; TG_INTS(...), or one int */
+    int64_t groups;   /* int, default 1 */
 } tg_conv1d_opts;
 tg_tensor *tg_conv1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_opts opts);
 #define tg_conv1d(input, weight, ...) \
-    tg_conv1d_fn((input), (weight), (tg_conv1d_opts){ .bias = NULL, .stride = { tg__default_conv1d_stride, 1 }, .padding = { tg__default_conv1d_padding, 1 }, .dilation = { tg__default_conv1d_dilation, 1 }, .groups = 1, __VA_ARGS__ })
+    tg_conv1d_fn((input), (weight), (tg_conv1d_opts){ .bias = NULL, .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .dilation = { .len = TG__DEFAULT_LEN, .data = NULL }, .groups = 1, __VA_ARGS__ })
 
 /* conv1d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[1] stride=1, str padding="valid", int[1] dilation=1, int groups=1) -> Tensor
  * conv1d with padding "valid" (none) or "same" (the output as long as the input; stride 1
@@ -37,15 +37,15 @@ tg_tensor *tg_conv1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_opts opts
 extern const int64_t tg__default_conv1d_padding_stride[];
 extern const int64_t tg__default_conv1d_padding_dilation[];
 typedef struct tg_conv1d_padding_opts {
-    tg_tensor *bias;   /* default None */
-    tg_int_list stride;   /* default 1 */
-    const char *padding;   /* default "valid" */
-    tg_int_list dilation;   /* default 1 */
-    int64_t groups;   /* default 1 */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    tg_int_list stride;   /* int[1], default 1; TG_INTS(...), or one int */
+    const char *padding;   /* str, default "valid" */
+    tg_int_list dilation;   /* int[1], default 1; TG_INTS(...), or one int */
+    int64_t groups;   /* int, default 1 */
 } tg_conv1d_padding_opts;
 tg_tensor *tg_conv1d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv1d_padding_opts opts);
 #define tg_conv1d_padding(input, weight, ...) \
-    tg_conv1d_padding_fn((input), (weight), (tg_conv1d_padding_opts){ .bias = NULL, .stride = { tg__default_conv1d_padding_stride, 1 }, .padding = "valid", .dilation = { tg__default_conv1d_padding_dilation, 1 }, .groups = 1, __VA_ARGS__ })
+    tg_conv1d_padding_fn((input), (weight), (tg_conv1d_padding_opts){ .bias = NULL, .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = "valid", .dilation = { .len = TG__DEFAULT_LEN, .data = NULL }, .groups = 1, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -20,15 +20,15 @@ extern const int64_t tg__default_conv2d_stride[];
 extern const int64_t tg__default_conv2d_padding[];
 extern const int64_t tg__default_conv2d_dilation[];
 typedef struct tg_conv2d_opts {
-    tg_tensor *bias;   /* default None */
-    tg_int_list stride;   /* default 1 */
-    tg_int_list padding;   /* default 0 */
-    tg_int_list dilation;   /* default 1 */
-    int64_t groups;   /* default 1 */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    tg_int_list stride;   /* int[2], default 1; TG_INTS(...), or one int for both */
+    tg_int_list padding;   /* int[2], default 0; TG_INTS(...), or one int for both */
+    tg_int_list dilation;   /* int[2], default 1; TG_INTS(...), or one int for both */
+    int64_t groups;   /* int, default 1 */
 } tg_conv2d_opts;
 tg_tensor *tg_conv2d_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_opts opts);
 #define tg_conv2d(input, weight, ...) \
-    tg_conv2d_fn((input), (weight), (tg_conv2d_opts){ .bias = NULL, .stride = { tg__default_conv2d_stride, 2 }, .padding = { tg__default_conv2d_padding, 2 }, .dilation = { tg__default_conv2d_dilation, 2 }, .groups = 1, __VA_ARGS__ })
+    tg_conv2d_fn((input), (weight), (tg_conv2d_opts){ .bias = NULL, .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .dilation = { .len = TG__DEFAULT_LEN, .data = NULL }, .groups = 1, __VA_ARGS__ })
 
 /* conv2d.padding(Tensor input, Tensor weight, Tensor? bias=None, int[2] stride=1, str padding="valid", int[2] dilation=1, int groups=1) -> Tensor
  * conv2d with padding "valid" or "same", as conv1d.padding.
@@ -36,15 +36,15 @@ tg_tensor *tg_conv2d_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_opts opts
 extern const int64_t tg__default_conv2d_padding_stride[];
 extern const int64_t tg__default_conv2d_padding_dilation[];
 typedef struct tg_conv2d_padding_opts {
-    tg_tensor *bias;   /* default None */
-    tg_int_list stride;   /* default 1 */
-    const char *padding;   /* default "valid" */
-    tg_int_list dilation;   /* default 1 */
-    int64_t groups;   /* default 1 */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    tg_int_list stride;   /* int[2], default 1; TG_INTS(...), or one int for both */
+    const char *padding;   /* str, default "valid" */
+    tg_int_list dilation;   /* int[2], default 1; TG_INTS(...), or one int for both */
+    int64_t groups;   /* int, default 1 */
 } tg_conv2d_padding_opts;
 tg_tensor *tg_conv2d_padding_fn(tg_tensor *input, tg_tensor *weight, tg_conv2d_padding_opts opts);
 #define tg_conv2d_padding(input, weight, ...) \
-    tg_conv2d_padding_fn((input), (weight), (tg_conv2d_padding_opts){ .bias = NULL, .stride = { tg__default_conv2d_padding_stride, 2 }, .padding = "valid", .dilation = { tg__default_conv2d_padding_dilation, 2 }, .groups = 1, __VA_ARGS__ })
+    tg_conv2d_padding_fn((input), (weight), (tg_conv2d_padding_opts){ .bias = NULL, .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = "valid", .dilation = { .len = TG__DEFAULT_LEN, .data = NULL }, .groups = 1, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -21,16 +21,16 @@ extern const int64_t tg__default_conv_transpose1d_padding[];
 extern const int64_t tg__default_conv_transpose1d_output_padding[];
 extern const int64_t tg__default_conv_transpose1d_dilation[];
 typedef struct tg_conv_transpose1d_opts {
-    tg_tensor *bias;   /* default None */
-    tg_int_list stride;   /* default 1 */
-    tg_int_list padding;   /* default 0 */
-    tg_int_list output_padding;   /* default 0 */
-    int64_t groups;   /* default 1 */
-    tg_int_list dilation;   /* default 1 */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    tg_int_list stride;   /* int[1], default 1; TG_INTS(...), or one int */
+    tg_int_list padding;   /* int[1], default 0; TG_INTS(...), or one int */
+    tg_int_list output_padding;   /* int[1], default 0; TG_INTS(...), or one int */
+    int64_t groups;   /* int, default 1 */
+    tg_int_list dilation;   /* int[1], default 1; TG_INTS(...), or one int */
 } tg_conv_transpose1d_opts;
 tg_tensor *tg_conv_transpose1d_fn(tg_tensor *input, tg_tensor *weight, tg_conv_transpose1d_opts opts);
 #define tg_conv_transpose1d(input, weight, ...) \
-    tg_conv_transpose1d_fn((input), (weight), (tg_conv_transpose1d_opts){ .bias = NULL, .stride = { tg__default_conv_transpose1d_stride, 1 }, .padding = { tg__default_conv_transpose1d_padding, 1 }, .output_padding = { tg__default_conv_transpose1d_output_padding, 1 }, .groups = 1, .dilation = { tg__default_conv_transpose1d_dilation, 1 }, __VA_ARGS__ })
+    tg_conv_transpose1d_fn((input), (weight), (tg_conv_transpose1d_opts){ .bias = NULL, .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .output_padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .groups = 1, .dilation = { .len = TG__DEFAULT_LEN, .data = NULL }, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_copy_, tg__cuda_copy_, tg__autograd_kernel_copy_. */
 typedef struct tg_copy__opts {
-    bool non_blocking;   /* default False */
+    bool non_blocking;   /* bool, default False */
 } tg_copy__opts;
 tg_tensor *tg_copy__fn(tg_tensor *self, tg_tensor *src, tg_copy__opts opts);
 #define tg_copy_(self, src, ...) \

@@ -18,14 +18,14 @@ extern "C" {
  * (floating, self's shape); label_smoothing mixes in the uniform distribution.
  * Kernel: tg__composite_cross_entropy. */
 typedef struct tg_cross_entropy_opts {
-    tg_tensor *weight;   /* default None */
-    int64_t reduction;   /* default Mean */
-    int64_t ignore_index;   /* default -100 */
-    double label_smoothing;   /* default 0.0 */
+    tg_tensor *weight;   /* Tensor?, default None; None: NULL */
+    int64_t reduction;   /* int, default Mean; TG_REDUCTION_NONE, _MEAN, _SUM */
+    int64_t ignore_index;   /* SymInt, default -100 */
+    double label_smoothing;   /* float, default 0.0 */
 } tg_cross_entropy_opts;
 tg_tensor *tg_cross_entropy_fn(tg_tensor *self, tg_tensor *target, tg_cross_entropy_opts opts);
 #define tg_cross_entropy(self, target, ...) \
-    tg_cross_entropy_fn((self), (target), (tg_cross_entropy_opts){ .weight = NULL, .reduction = 1, .ignore_index = -100, .label_smoothing = 0.0, __VA_ARGS__ })
+    tg_cross_entropy_fn((self), (target), (tg_cross_entropy_opts){ .weight = NULL, .reduction = TG_REDUCTION_MEAN, .ignore_index = -100, .label_smoothing = 0.0, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -17,7 +17,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_cumprod_out, tg__cuda_cumprod_out, tg__autograd_kernel_cumprod_out. */
 typedef struct tg_cumprod_out_opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_cumprod_out_opts;
 tg_tensor *tg_cumprod_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cumprod_out_opts opts);
 #define tg_cumprod_out(self, dim, out, ...) \
@@ -26,7 +26,7 @@ tg_tensor *tg_cumprod_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cu
 /* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
  * Kernels: tg__structured_cpu_cumprod, tg__structured_cuda_cumprod, tg__autograd_kernel_cumprod. */
 typedef struct tg_cumprod_opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_cumprod_opts;
 tg_tensor *tg_cumprod_fn(tg_tensor *self, int64_t dim, tg_cumprod_opts opts);
 #define tg_cumprod(self, dim, ...) \
@@ -36,7 +36,7 @@ tg_tensor *tg_cumprod_fn(tg_tensor *self, int64_t dim, tg_cumprod_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_cumprod_, tg__structured_cuda_cumprod_, tg__autograd_kernel_cumprod_. */
 typedef struct tg_cumprod__opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_cumprod__opts;
 tg_tensor *tg_cumprod__fn(tg_tensor *self, int64_t dim, tg_cumprod__opts opts);
 #define tg_cumprod_(self, dim, ...) \

@@ -19,7 +19,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_cumsum_out, tg__cuda_cumsum_out, tg__autograd_kernel_cumsum_out. */
 typedef struct tg_cumsum_out_opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_cumsum_out_opts;
 tg_tensor *tg_cumsum_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cumsum_out_opts opts);
 #define tg_cumsum_out(self, dim, out, ...) \
@@ -28,7 +28,7 @@ tg_tensor *tg_cumsum_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_cum
 /* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor
  * Kernels: tg__structured_cpu_cumsum, tg__structured_cuda_cumsum, tg__autograd_kernel_cumsum. */
 typedef struct tg_cumsum_opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_cumsum_opts;
 tg_tensor *tg_cumsum_fn(tg_tensor *self, int64_t dim, tg_cumsum_opts opts);
 #define tg_cumsum(self, dim, ...) \
@@ -38,7 +38,7 @@ tg_tensor *tg_cumsum_fn(tg_tensor *self, int64_t dim, tg_cumsum_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_cumsum_, tg__structured_cuda_cumsum_, tg__autograd_kernel_cumsum_. */
 typedef struct tg_cumsum__opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_cumsum__opts;
 tg_tensor *tg_cumsum__fn(tg_tensor *self, int64_t dim, tg_cumsum__opts opts);
 #define tg_cumsum_(self, dim, ...) \

@@ -16,7 +16,7 @@ extern "C" {
  * -grad * self / other^2, or zeros with a rounding mode.
  * Kernel: tg__composite_div_tensor_other_backward. */
 typedef struct tg_div_tensor_other_backward_opts {
-    const char *rounding_mode;   /* default None */
+    const char *rounding_mode;   /* str?, default None; None: NULL */
 } tg_div_tensor_other_backward_opts;
 tg_tensor *tg_div_tensor_other_backward_fn(tg_tensor *grad, tg_tensor *self, tg_tensor *other, tg_div_tensor_other_backward_opts opts);
 #define tg_div_tensor_other_backward(grad, self, other, ...) \

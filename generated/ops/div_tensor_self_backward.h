@@ -17,7 +17,7 @@ extern "C" {
  * constant).
  * Kernel: tg__composite_div_tensor_self_backward. */
 typedef struct tg_div_tensor_self_backward_opts {
-    const char *rounding_mode;   /* default None */
+    const char *rounding_mode;   /* str?, default None; None: NULL */
 } tg_div_tensor_self_backward_opts;
 tg_tensor *tg_div_tensor_self_backward_fn(tg_tensor *grad, tg_tensor *other, tg_div_tensor_self_backward_opts opts);
 #define tg_div_tensor_self_backward(grad, other, ...) \

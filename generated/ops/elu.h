@@ -17,9 +17,9 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_elu_out, tg__cuda_elu_out, tg__autograd_kernel_elu_out. */
 typedef struct tg_elu_out_opts {
-    double alpha;   /* default 1 */
-    double scale;   /* default 1 */
-    double input_scale;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
+    double scale;   /* Scalar, default 1 */
+    double input_scale;   /* Scalar, default 1 */
 } tg_elu_out_opts;
 tg_tensor *tg_elu_out_fn(tg_tensor *self, tg_tensor *out, tg_elu_out_opts opts);
 #define tg_elu_out(self, out, ...) \
@@ -28,9 +28,9 @@ tg_tensor *tg_elu_out_fn(tg_tensor *self, tg_tensor *out, tg_elu_out_opts opts);
 /* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor
  * Kernels: tg__structured_cpu_elu, tg__structured_cuda_elu, tg__autograd_kernel_elu. */
 typedef struct tg_elu_opts {
-    double alpha;   /* default 1 */
-    double scale;   /* default 1 */
-    double input_scale;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
+    double scale;   /* Scalar, default 1 */
+    double input_scale;   /* Scalar, default 1 */
 } tg_elu_opts;
 tg_tensor *tg_elu_fn(tg_tensor *self, tg_elu_opts opts);
 #define tg_elu(self, ...) \
@@ -40,9 +40,9 @@ tg_tensor *tg_elu_fn(tg_tensor *self, tg_elu_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_elu_, tg__structured_cuda_elu_, tg__autograd_kernel_elu_. */
 typedef struct tg_elu__opts {
-    double alpha;   /* default 1 */
-    double scale;   /* default 1 */
-    double input_scale;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
+    double scale;   /* Scalar, default 1 */
+    double input_scale;   /* Scalar, default 1 */
 } tg_elu__opts;
 tg_tensor *tg_elu__fn(tg_tensor *self, tg_elu__opts opts);
 #define tg_elu_(self, ...) \

@@ -18,9 +18,9 @@ extern "C" {
  * the gradient (sparse=True is not supported).
  * Kernels: tg__cpu_embedding, tg__cuda_embedding, tg__autograd_kernel_embedding. */
 typedef struct tg_embedding_opts {
-    int64_t padding_idx;   /* default -1 */
-    bool scale_grad_by_freq;   /* default False */
-    bool sparse;   /* default False */
+    int64_t padding_idx;   /* SymInt, default -1 */
+    bool scale_grad_by_freq;   /* bool, default False */
+    bool sparse;   /* bool, default False */
 } tg_embedding_opts;
 tg_tensor *tg_embedding_fn(tg_tensor *weight, tg_tensor *indices, tg_embedding_opts opts);
 #define tg_embedding(weight, indices, ...) \

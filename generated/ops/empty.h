@@ -16,15 +16,15 @@ extern "C" {
  * A new tensor of the given shape whose elements are not initialised.
  * Kernel: tg__composite_empty. */
 typedef struct tg_empty_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
-    tg_memory_format memory_format;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
+    tg_memory_format memory_format;   /* MemoryFormat?, default None */
 } tg_empty_opts;
 tg_tensor *tg_empty_fn(tg_int_list size, tg_empty_opts opts);
 #define tg_empty(size, ...) \
-    tg_empty_fn((size), (tg_empty_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
+    tg_empty_fn((size), (tg_empty_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -15,7 +15,7 @@ extern "C" {
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)
  * Kernels: tg__composite_expand, tg__autograd_kernel_expand. */
 typedef struct tg_expand_opts {
-    bool implicit;   /* default False */
+    bool implicit;   /* bool, default False */
 } tg_expand_opts;
 tg_tensor *tg_expand_fn(tg_tensor *self, tg_int_list size, tg_expand_opts opts);
 #define tg_expand(self, size, ...) \

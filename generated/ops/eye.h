@@ -15,26 +15,26 @@ extern "C" {
 /* eye(int n, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_eye. */
 typedef struct tg_eye_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_eye_opts;
 tg_tensor *tg_eye_fn(int64_t n, tg_eye_opts opts);
 #define tg_eye(n, ...) \
-    tg_eye_fn((n), (tg_eye_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_eye_fn((n), (tg_eye_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* eye.m(int n, int m, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_eye_m. */
 typedef struct tg_eye_m_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_eye_m_opts;
 tg_tensor *tg_eye_m_fn(int64_t n, int64_t m, tg_eye_m_opts opts);
 #define tg_eye_m(n, m, ...) \
-    tg_eye_m_fn((n), (m), (tg_eye_m_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_eye_m_fn((n), (m), (tg_eye_m_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* eye.out(int n, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.

@@ -15,8 +15,8 @@ extern "C" {
 /* flatten.using_ints(Tensor(a) self, int start_dim=0, int end_dim=-1) -> Tensor(a)
  * Kernel: tg__composite_flatten. */
 typedef struct tg_flatten_opts {
-    int64_t start_dim;   /* default 0 */
-    int64_t end_dim;   /* default -1 */
+    int64_t start_dim;   /* int, default 0 */
+    int64_t end_dim;   /* int, default -1 */
 } tg_flatten_opts;
 tg_tensor *tg_flatten_fn(tg_tensor *self, tg_flatten_opts opts);
 #define tg_flatten(self, ...) \

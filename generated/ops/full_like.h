@@ -15,15 +15,15 @@ extern "C" {
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor
  * Kernels: tg__composite_full_like, tg__autograd_kernel_full_like. */
 typedef struct tg_full_like_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
-    tg_memory_format memory_format;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
+    tg_memory_format memory_format;   /* MemoryFormat?, default None */
 } tg_full_like_opts;
 tg_tensor *tg_full_like_fn(tg_tensor *self, double fill_value, tg_full_like_opts opts);
 #define tg_full_like(self, fill_value, ...) \
-    tg_full_like_fn((self), (fill_value), (tg_full_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
+    tg_full_like_fn((self), (fill_value), (tg_full_like_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, .memory_format = TG_MEMORY_FORMAT_NONE, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_gather_out, tg__cuda_gather_out, tg__autograd_kernel_gather_out. */
 typedef struct tg_gather_out_opts {
-    bool sparse_grad;   /* default False */
+    bool sparse_grad;   /* bool, default False */
 } tg_gather_out_opts;
 tg_tensor *tg_gather_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *out, tg_gather_out_opts opts);
 #define tg_gather_out(self, dim, index, out, ...) \
@@ -28,7 +28,7 @@ tg_tensor *tg_gather_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_t
 /* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor
  * Kernels: tg__structured_cpu_gather, tg__structured_cuda_gather, tg__autograd_kernel_gather. */
 typedef struct tg_gather_opts {
-    bool sparse_grad;   /* default False */
+    bool sparse_grad;   /* bool, default False */
 } tg_gather_opts;
 tg_tensor *tg_gather_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_gather_opts opts);
 #define tg_gather(self, dim, index, ...) \

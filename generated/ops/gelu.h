@@ -18,7 +18,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_gelu_out, tg__cuda_gelu_out, tg__autograd_kernel_gelu_out. */
 typedef struct tg_gelu_out_opts {
-    const char *approximate;   /* default 'none' */
+    const char *approximate;   /* str, default 'none' */
 } tg_gelu_out_opts;
 tg_tensor *tg_gelu_out_fn(tg_tensor *self, tg_tensor *out, tg_gelu_out_opts opts);
 #define tg_gelu_out(self, out, ...) \
@@ -28,7 +28,7 @@ tg_tensor *tg_gelu_out_fn(tg_tensor *self, tg_tensor *out, tg_gelu_out_opts opts
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_gelu_, tg__structured_cuda_gelu_, tg__autograd_kernel_gelu_. */
 typedef struct tg_gelu__opts {
-    const char *approximate;   /* default 'none' */
+    const char *approximate;   /* str, default 'none' */
 } tg_gelu__opts;
 tg_tensor *tg_gelu__fn(tg_tensor *self, tg_gelu__opts opts);
 #define tg_gelu_(self, ...) \
@@ -37,7 +37,7 @@ tg_tensor *tg_gelu__fn(tg_tensor *self, tg_gelu__opts opts);
 /* gelu(Tensor self, *, str approximate='none') -> Tensor
  * Kernels: tg__structured_cpu_gelu, tg__structured_cuda_gelu, tg__autograd_kernel_gelu. */
 typedef struct tg_gelu_opts {
-    const char *approximate;   /* default 'none' */
+    const char *approximate;   /* str, default 'none' */
 } tg_gelu_opts;
 tg_tensor *tg_gelu_fn(tg_tensor *self, tg_gelu_opts opts);
 #define tg_gelu(self, ...) \

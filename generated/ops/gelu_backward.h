@@ -17,7 +17,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_gelu_backward_out, tg__cuda_gelu_backward_out, tg__autograd_kernel_gelu_backward_grad_input. */
 typedef struct tg_gelu_backward_grad_input_opts {
-    const char *approximate;   /* default 'none' */
+    const char *approximate;   /* str, default 'none' */
 } tg_gelu_backward_grad_input_opts;
 tg_tensor *tg_gelu_backward_grad_input_fn(tg_tensor *grad_output, tg_tensor *self, tg_tensor *grad_input, tg_gelu_backward_grad_input_opts opts);
 #define tg_gelu_backward_grad_input(grad_output, self, grad_input, ...) \
@@ -26,7 +26,7 @@ tg_tensor *tg_gelu_backward_grad_input_fn(tg_tensor *grad_output, tg_tensor *sel
 /* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor
  * Kernels: tg__structured_cpu_gelu_backward, tg__structured_cuda_gelu_backward, tg__autograd_kernel_gelu_backward. */
 typedef struct tg_gelu_backward_opts {
-    const char *approximate;   /* default 'none' */
+    const char *approximate;   /* str, default 'none' */
 } tg_gelu_backward_opts;
 tg_tensor *tg_gelu_backward_fn(tg_tensor *grad_output, tg_tensor *self, tg_gelu_backward_opts opts);
 #define tg_gelu_backward(grad_output, self, ...) \

@@ -18,7 +18,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__composite_glu_out, tg__autograd_kernel_glu_out. */
 typedef struct tg_glu_out_opts {
-    int64_t dim;   /* default -1 */
+    int64_t dim;   /* int, default -1 */
 } tg_glu_out_opts;
 tg_tensor *tg_glu_out_fn(tg_tensor *self, tg_tensor *out, tg_glu_out_opts opts);
 #define tg_glu_out(self, out, ...) \
@@ -29,7 +29,7 @@ tg_tensor *tg_glu_out_fn(tg_tensor *self, tg_tensor *out, tg_glu_out_opts opts);
  * must have an even size. Floating dtypes only.
  * Kernels: tg__composite_glu, tg__autograd_kernel_glu. */
 typedef struct tg_glu_opts {
-    int64_t dim;   /* default -1 */
+    int64_t dim;   /* int, default -1 */
 } tg_glu_opts;
 tg_tensor *tg_glu_fn(tg_tensor *self, tg_glu_opts opts);
 #define tg_glu(self, ...) \

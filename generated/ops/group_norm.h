@@ -17,10 +17,10 @@ extern "C" {
  * channels, with a per-channel affine weight and bias.
  * Kernel: tg__composite_group_norm. */
 typedef struct tg_group_norm_opts {
-    tg_tensor *weight;   /* default None */
-    tg_tensor *bias;   /* default None */
-    double eps;   /* default 1e-05 */
-    bool cudnn_enabled;   /* default True */
+    tg_tensor *weight;   /* Tensor?, default None; None: NULL */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    double eps;   /* float, default 1e-05 */
+    bool cudnn_enabled;   /* bool, default True */
 } tg_group_norm_opts;
 tg_tensor *tg_group_norm_fn(tg_tensor *input, int64_t num_groups, tg_group_norm_opts opts);
 #define tg_group_norm(input, num_groups, ...) \

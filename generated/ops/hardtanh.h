@@ -19,8 +19,8 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__composite_hardtanh_out, tg__autograd_kernel_hardtanh_out. */
 typedef struct tg_hardtanh_out_opts {
-    double min_val;   /* default -1 */
-    double max_val;   /* default 1 */
+    double min_val;   /* Scalar, default -1 */
+    double max_val;   /* Scalar, default 1 */
 } tg_hardtanh_out_opts;
 tg_tensor *tg_hardtanh_out_fn(tg_tensor *self, tg_tensor *out, tg_hardtanh_out_opts opts);
 #define tg_hardtanh_out(self, out, ...) \
@@ -31,8 +31,8 @@ tg_tensor *tg_hardtanh_out_fn(tg_tensor *self, tg_tensor *out, tg_hardtanh_out_o
  * truncated; NaN stays NaN).
  * Kernels: tg__composite_hardtanh, tg__autograd_kernel_hardtanh. */
 typedef struct tg_hardtanh_opts {
-    double min_val;   /* default -1 */
-    double max_val;   /* default 1 */
+    double min_val;   /* Scalar, default -1 */
+    double max_val;   /* Scalar, default 1 */
 } tg_hardtanh_opts;
 tg_tensor *tg_hardtanh_fn(tg_tensor *self, tg_hardtanh_opts opts);
 #define tg_hardtanh(self, ...) \
@@ -43,8 +43,8 @@ tg_tensor *tg_hardtanh_fn(tg_tensor *self, tg_hardtanh_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__composite_hardtanh_, tg__autograd_kernel_hardtanh_. */
 typedef struct tg_hardtanh__opts {
-    double min_val;   /* default -1 */
-    double max_val;   /* default 1 */
+    double min_val;   /* Scalar, default -1 */
+    double max_val;   /* Scalar, default 1 */
 } tg_hardtanh__opts;
 tg_tensor *tg_hardtanh__fn(tg_tensor *self, tg_hardtanh__opts opts);
 #define tg_hardtanh_(self, ...) \

@@ -18,7 +18,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_index_add_out, tg__cuda_index_add_out, tg__autograd_kernel_index_add_out. */
 typedef struct tg_index_add_out_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_index_add_out_opts;
 tg_tensor *tg_index_add_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_tensor *out, tg_index_add_out_opts opts);
 #define tg_index_add_out(self, dim, index, source, out, ...) \
@@ -27,7 +27,7 @@ tg_tensor *tg_index_add_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, t
 /* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor
  * Kernels: tg__structured_cpu_index_add, tg__structured_cuda_index_add, tg__autograd_kernel_index_add. */
 typedef struct tg_index_add_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_index_add_opts;
 tg_tensor *tg_index_add_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_index_add_opts opts);
 #define tg_index_add(self, dim, index, source, ...) \
@@ -37,7 +37,7 @@ tg_tensor *tg_index_add_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_te
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_index_add_, tg__structured_cuda_index_add_, tg__autograd_kernel_index_add_. */
 typedef struct tg_index_add__opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_index_add__opts;
 tg_tensor *tg_index_add__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, tg_index_add__opts opts);
 #define tg_index_add_(self, dim, index, source, ...) \

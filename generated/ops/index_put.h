@@ -20,7 +20,7 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_index_put_, tg__cuda_index_put_, tg__autograd_kernel_index_put_. */
 typedef struct tg_index_put__opts {
-    bool accumulate;   /* default False */
+    bool accumulate;   /* bool, default False */
 } tg_index_put__opts;
 tg_tensor *tg_index_put__fn(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, tg_index_put__opts opts);
 #define tg_index_put_(self, indices, values, ...) \
@@ -30,7 +30,7 @@ tg_tensor *tg_index_put__fn(tg_tensor *self, tg_tensor_list indices, tg_tensor *
  * index_put_ on a clone of self.
  * Kernels: tg__composite_index_put, tg__autograd_kernel_index_put. */
 typedef struct tg_index_put_opts {
-    bool accumulate;   /* default False */
+    bool accumulate;   /* bool, default False */
 } tg_index_put_opts;
 tg_tensor *tg_index_put_fn(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, tg_index_put_opts opts);
 #define tg_index_put(self, indices, values, ...) \

@@ -17,10 +17,10 @@ extern "C" {
  * weight and bias of that shape (native_layer_norm's output).
  * Kernel: tg__composite_layer_norm. */
 typedef struct tg_layer_norm_opts {
-    tg_tensor *weight;   /* default None */
-    tg_tensor *bias;   /* default None */
-    double eps;   /* default 1e-05 */
-    bool cudnn_enable;   /* default True */
+    tg_tensor *weight;   /* Tensor?, default None; None: NULL */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
+    double eps;   /* float, default 1e-05 */
+    bool cudnn_enable;   /* bool, default True */
 } tg_layer_norm_opts;
 tg_tensor *tg_layer_norm_fn(tg_tensor *input, tg_int_list normalized_shape, tg_layer_norm_opts opts);
 #define tg_layer_norm(input, normalized_shape, ...) \

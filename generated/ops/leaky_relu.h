@@ -17,7 +17,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_leaky_relu_out, tg__cuda_leaky_relu_out, tg__autograd_kernel_leaky_relu_out. */
 typedef struct tg_leaky_relu_out_opts {
-    double negative_slope;   /* default 0.01 */
+    double negative_slope;   /* Scalar, default 0.01 */
 } tg_leaky_relu_out_opts;
 tg_tensor *tg_leaky_relu_out_fn(tg_tensor *self, tg_tensor *out, tg_leaky_relu_out_opts opts);
 #define tg_leaky_relu_out(self, out, ...) \
@@ -26,7 +26,7 @@ tg_tensor *tg_leaky_relu_out_fn(tg_tensor *self, tg_tensor *out, tg_leaky_relu_o
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor
  * Kernels: tg__structured_cpu_leaky_relu, tg__structured_cuda_leaky_relu, tg__autograd_kernel_leaky_relu. */
 typedef struct tg_leaky_relu_opts {
-    double negative_slope;   /* default 0.01 */
+    double negative_slope;   /* Scalar, default 0.01 */
 } tg_leaky_relu_opts;
 tg_tensor *tg_leaky_relu_fn(tg_tensor *self, tg_leaky_relu_opts opts);
 #define tg_leaky_relu(self, ...) \
@@ -36,7 +36,7 @@ tg_tensor *tg_leaky_relu_fn(tg_tensor *self, tg_leaky_relu_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_leaky_relu_, tg__structured_cuda_leaky_relu_, tg__autograd_kernel_leaky_relu_. */
 typedef struct tg_leaky_relu__opts {
-    double negative_slope;   /* default 0.01 */
+    double negative_slope;   /* Scalar, default 0.01 */
 } tg_leaky_relu__opts;
 tg_tensor *tg_leaky_relu__fn(tg_tensor *self, tg_leaky_relu__opts opts);
 #define tg_leaky_relu_(self, ...) \

@@ -17,7 +17,7 @@ extern "C" {
  * bias (out_features); the result is (*, out_features).
  * Kernels: tg__composite_linear, tg__autograd_kernel_linear. */
 typedef struct tg_linear_opts {
-    tg_tensor *bias;   /* default None */
+    tg_tensor *bias;   /* Tensor?, default None; None: NULL */
 } tg_linear_opts;
 tg_tensor *tg_linear_fn(tg_tensor *input, tg_tensor *weight, tg_linear_opts opts);
 #define tg_linear(input, weight, ...) \

@@ -15,14 +15,14 @@ extern "C" {
 /* linspace(Scalar start, Scalar end, int steps, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_linspace. */
 typedef struct tg_linspace_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_linspace_opts;
 tg_tensor *tg_linspace_fn(double start, double end, int64_t steps, tg_linspace_opts opts);
 #define tg_linspace(start, end, steps, ...) \
-    tg_linspace_fn((start), (end), (steps), (tg_linspace_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_linspace_fn((start), (end), (steps), (tg_linspace_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* linspace.out(Scalar start, Scalar end, int steps, *, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.

@@ -18,7 +18,7 @@ extern "C" {
  * gives +inf). Integer and bool inputs compute in the default float dtype.
  * Kernels: tg__composite_logsumexp, tg__autograd_kernel_logsumexp. */
 typedef struct tg_logsumexp_opts {
-    bool keepdim;   /* default False */
+    bool keepdim;   /* bool, default False */
 } tg_logsumexp_opts;
 tg_tensor *tg_logsumexp_fn(tg_tensor *self, tg_int_list dim, tg_logsumexp_opts opts);
 #define tg_logsumexp(self, dim, ...) \
@@ -29,7 +29,7 @@ tg_tensor *tg_logsumexp_fn(tg_tensor *self, tg_int_list dim, tg_logsumexp_opts o
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__composite_logsumexp_out, tg__autograd_kernel_logsumexp_out. */
 typedef struct tg_logsumexp_out_opts {
-    bool keepdim;   /* default False */
+    bool keepdim;   /* bool, default False */
 } tg_logsumexp_out_opts;
 tg_tensor *tg_logsumexp_out_fn(tg_tensor *self, tg_int_list dim, tg_tensor *out, tg_logsumexp_out_opts opts);
 #define tg_logsumexp_out(self, dim, out, ...) \

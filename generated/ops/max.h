@@ -19,7 +19,7 @@ tg_tensor *tg_max(tg_tensor *self);
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
  * Kernels: tg__structured_cpu_max_dim, tg__structured_cuda_max_dim, tg__autograd_kernel_max_dim. */
 typedef struct tg_max_dim_opts {
-    bool keepdim;   /* default False */
+    bool keepdim;   /* bool, default False */
 } tg_max_dim_opts;
 tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts opts);
 #define tg_max_dim(self, dim, ...) \
@@ -29,7 +29,7 @@ tg_values_indices tg_max_dim_fn(tg_tensor *self, int64_t dim, tg_max_dim_opts op
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_max_dim_out, tg__cuda_max_dim_out, tg__autograd_kernel_max_dim_out. */
 typedef struct tg_max_dim_out_opts {
-    bool keepdim;   /* default False */
+    bool keepdim;   /* bool, default False */
 } tg_max_dim_out_opts;
 tg_values_indices tg_max_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *max, tg_tensor *max_values, tg_max_dim_out_opts opts);
 #define tg_max_dim_out(self, dim, max, max_values, ...) \

@@ -18,14 +18,14 @@ extern "C" {
 extern const int64_t tg__default_max_pool2d_padding[];
 extern const int64_t tg__default_max_pool2d_dilation[];
 typedef struct tg_max_pool2d_opts {
-    tg_int_list stride;   /* default [] */
-    tg_int_list padding;   /* default 0 */
-    tg_int_list dilation;   /* default 1 */
-    bool ceil_mode;   /* default False */
+    tg_int_list stride;   /* int[2], default []; TG_INTS(...), or one int for both */
+    tg_int_list padding;   /* int[2], default 0; TG_INTS(...), or one int for both */
+    tg_int_list dilation;   /* int[2], default 1; TG_INTS(...), or one int for both */
+    bool ceil_mode;   /* bool, default False */
 } tg_max_pool2d_opts;
 tg_tensor *tg_max_pool2d_fn(tg_tensor *self, tg_int_list kernel_size, tg_max_pool2d_opts opts);
 #define tg_max_pool2d(self, kernel_size, ...) \
-    tg_max_pool2d_fn((self), (kernel_size), (tg_max_pool2d_opts){ .stride = { tg__empty_int_list_storage, 0 }, .padding = { tg__default_max_pool2d_padding, 2 }, .dilation = { tg__default_max_pool2d_dilation, 2 }, .ceil_mode = false, __VA_ARGS__ })
+    tg_max_pool2d_fn((self), (kernel_size), (tg_max_pool2d_opts){ .stride = { .len = TG__DEFAULT_LEN, .data = NULL }, .padding = { .len = TG__DEFAULT_LEN, .data = NULL }, .dilation = { .len = TG__DEFAULT_LEN, .data = NULL }, .ceil_mode = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -19,7 +19,7 @@ tg_tensor *tg_min(tg_tensor *self);
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)
  * Kernels: tg__structured_cpu_min_dim, tg__structured_cuda_min_dim, tg__autograd_kernel_min_dim. */
 typedef struct tg_min_dim_opts {
-    bool keepdim;   /* default False */
+    bool keepdim;   /* bool, default False */
 } tg_min_dim_opts;
 tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts opts);
 #define tg_min_dim(self, dim, ...) \
@@ -29,7 +29,7 @@ tg_values_indices tg_min_dim_fn(tg_tensor *self, int64_t dim, tg_min_dim_opts op
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_min_dim_out, tg__cuda_min_dim_out, tg__autograd_kernel_min_dim_out. */
 typedef struct tg_min_dim_out_opts {
-    bool keepdim;   /* default False */
+    bool keepdim;   /* bool, default False */
 } tg_min_dim_out_opts;
 tg_values_indices tg_min_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *min, tg_tensor *min_indices, tg_min_dim_out_opts opts);
 #define tg_min_dim_out(self, dim, min, min_indices, ...) \

@@ -17,11 +17,11 @@ extern "C" {
  * broadcasts to self.
  * Kernel: tg__composite_mse_loss. */
 typedef struct tg_mse_loss_opts {
-    int64_t reduction;   /* default Mean */
+    int64_t reduction;   /* int, default Mean; TG_REDUCTION_NONE, _MEAN, _SUM */
 } tg_mse_loss_opts;
 tg_tensor *tg_mse_loss_fn(tg_tensor *self, tg_tensor *target, tg_mse_loss_opts opts);
 #define tg_mse_loss(self, target, ...) \
-    tg_mse_loss_fn((self), (target), (tg_mse_loss_opts){ .reduction = 1, __VA_ARGS__ })
+    tg_mse_loss_fn((self), (target), (tg_mse_loss_opts){ .reduction = TG_REDUCTION_MEAN, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -17,8 +17,8 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_multinomial_out, tg__cuda_multinomial_out, tg__autograd_kernel_multinomial_out. */
 typedef struct tg_multinomial_out_opts {
-    bool replacement;   /* default False */
-    tg_generator *generator;   /* default None */
+    bool replacement;   /* bool, default False */
+    tg_generator *generator;   /* Generator?, default None; None: NULL */
 } tg_multinomial_out_opts;
 tg_tensor *tg_multinomial_out_fn(tg_tensor *self, int64_t num_samples, tg_tensor *out, tg_multinomial_out_opts opts);
 #define tg_multinomial_out(self, num_samples, out, ...) \
@@ -30,8 +30,8 @@ tg_tensor *tg_multinomial_out_fn(tg_tensor *self, int64_t num_samples, tg_tensor
  * no index repeats within a row. Shape (num_samples) or (rows, num_samples).
  * Kernels: tg__structured_cpu_multinomial, tg__structured_cuda_multinomial, tg__autograd_kernel_multinomial. */
 typedef struct tg_multinomial_opts {
-    bool replacement;   /* default False */
-    tg_generator *generator;   /* default None */
+    bool replacement;   /* bool, default False */
+    tg_generator *generator;   /* Generator?, default None; None: NULL */
 } tg_multinomial_opts;
 tg_tensor *tg_multinomial_fn(tg_tensor *self, int64_t num_samples, tg_multinomial_opts opts);
 #define tg_multinomial(self, num_samples, ...) \

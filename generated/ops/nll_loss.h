@@ -18,13 +18,13 @@ extern "C" {
  * weight[target] and skips ignore_index.
  * Kernel: tg__composite_nll_loss. */
 typedef struct tg_nll_loss_opts {
-    tg_tensor *weight;   /* default None */
-    int64_t reduction;   /* default Mean */
-    int64_t ignore_index;   /* default -100 */
+    tg_tensor *weight;   /* Tensor?, default None; None: NULL */
+    int64_t reduction;   /* int, default Mean; TG_REDUCTION_NONE, _MEAN, _SUM */
+    int64_t ignore_index;   /* SymInt, default -100 */
 } tg_nll_loss_opts;
 tg_tensor *tg_nll_loss_fn(tg_tensor *self, tg_tensor *target, tg_nll_loss_opts opts);
 #define tg_nll_loss(self, target, ...) \
-    tg_nll_loss_fn((self), (target), (tg_nll_loss_opts){ .weight = NULL, .reduction = 1, .ignore_index = -100, __VA_ARGS__ })
+    tg_nll_loss_fn((self), (target), (tg_nll_loss_opts){ .weight = NULL, .reduction = TG_REDUCTION_MEAN, .ignore_index = -100, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

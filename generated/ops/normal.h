@@ -16,9 +16,9 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_normal_, tg__cuda_normal_, tg__autograd_kernel_normal_. */
 typedef struct tg_normal__opts {
-    double mean;   /* default 0 */
-    double std;   /* default 1 */
-    tg_generator *generator;   /* default None */
+    double mean;   /* float, default 0 */
+    double std;   /* float, default 1 */
+    tg_generator *generator;   /* Generator?, default None; None: NULL */
 } tg_normal__opts;
 tg_tensor *tg_normal__fn(tg_tensor *self, tg_normal__opts opts);
 #define tg_normal_(self, ...) \

@@ -17,7 +17,7 @@ extern "C" {
  * tensor self; num_classes -1 is self.max() + 1.
  * Kernel: tg__composite_one_hot. */
 typedef struct tg_one_hot_opts {
-    int64_t num_classes;   /* default -1 */
+    int64_t num_classes;   /* int, default -1 */
 } tg_one_hot_opts;
 tg_tensor *tg_one_hot_fn(tg_tensor *self, tg_one_hot_opts opts);
 #define tg_one_hot(self, ...) \

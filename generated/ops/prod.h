@@ -15,7 +15,7 @@ extern "C" {
 /* prod(Tensor self, *, ScalarType? dtype=None) -> Tensor
  * Kernel: tg__composite_prod. */
 typedef struct tg_prod_opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_prod_opts;
 tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts);
 #define tg_prod(self, ...) \
@@ -24,8 +24,8 @@ tg_tensor *tg_prod_fn(tg_tensor *self, tg_prod_opts opts);
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
  * Kernels: tg__structured_cpu_prod_dim, tg__structured_cuda_prod_dim, tg__autograd_kernel_prod_dim. */
 typedef struct tg_prod_dim_opts {
-    bool keepdim;   /* default False */
-    tg_dtype dtype;   /* default None */
+    bool keepdim;   /* bool, default False */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_prod_dim_opts;
 tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts);
 #define tg_prod_dim(self, dim, ...) \
@@ -35,8 +35,8 @@ tg_tensor *tg_prod_dim_fn(tg_tensor *self, int64_t dim, tg_prod_dim_opts opts);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_prod_out, tg__cuda_prod_out, tg__autograd_kernel_prod_dim_out. */
 typedef struct tg_prod_dim_out_opts {
-    bool keepdim;   /* default False */
-    tg_dtype dtype;   /* default None */
+    bool keepdim;   /* bool, default False */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_prod_dim_out_opts;
 tg_tensor *tg_prod_dim_out_fn(tg_tensor *self, int64_t dim, tg_tensor *out, tg_prod_dim_out_opts opts);
 #define tg_prod_dim_out(self, dim, out, ...) \

@@ -15,26 +15,26 @@ extern "C" {
 /* randint(int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_randint. */
 typedef struct tg_randint_opts {
-    tg_dtype dtype;   /* default long */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default long; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_randint_opts;
 tg_tensor *tg_randint_fn(int64_t high, tg_int_list size, tg_randint_opts opts);
 #define tg_randint(high, size, ...) \
-    tg_randint_fn((high), (size), (tg_randint_opts){ .dtype = TG_INT64, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_randint_fn((high), (size), (tg_randint_opts){ .dtype = TG_INT64, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* randint.low(int low, int high, int[] size, *, ScalarType? dtype=long, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_randint_low. */
 typedef struct tg_randint_low_opts {
-    tg_dtype dtype;   /* default long */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default long; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_randint_low_opts;
 tg_tensor *tg_randint_low_fn(int64_t low, int64_t high, tg_int_list size, tg_randint_low_opts opts);
 #define tg_randint_low(low, high, size, ...) \
-    tg_randint_low_fn((low), (high), (size), (tg_randint_low_opts){ .dtype = TG_INT64, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_randint_low_fn((low), (high), (size), (tg_randint_low_opts){ .dtype = TG_INT64, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

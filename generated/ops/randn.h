@@ -15,26 +15,26 @@ extern "C" {
 /* randn(int[] size, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_randn. */
 typedef struct tg_randn_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_randn_opts;
 tg_tensor *tg_randn_fn(tg_int_list size, tg_randn_opts opts);
 #define tg_randn(size, ...) \
-    tg_randn_fn((size), (tg_randn_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_randn_fn((size), (tg_randn_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 /* randn.generator(int[] size, *, Generator? generator, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None) -> Tensor
  * Kernel: tg__composite_randn_generator. */
 typedef struct tg_randn_generator_opts {
-    tg_dtype dtype;   /* default None */
-    tg_layout layout;   /* default None */
-    tg_device device;   /* default None */
-    tg_opt_bool pin_memory;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    tg_layout layout;   /* Layout?, default None */
+    tg_device device;   /* Device?, default None */
+    tg_opt_bool pin_memory;   /* bool?, default None; None: TG_NONE_BOOL */
 } tg_randn_generator_opts;
 tg_tensor *tg_randn_generator_fn(tg_int_list size, tg_generator *generator, tg_randn_generator_opts opts);
 #define tg_randn_generator(size, generator, ...) \
-    tg_randn_generator_fn((size), (generator), (tg_randn_generator_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = { false, false }, __VA_ARGS__ })
+    tg_randn_generator_fn((size), (generator), (tg_randn_generator_opts){ .dtype = TG_DTYPE_NONE, .layout = TG_LAYOUT_NONE, .device = { TG_DEVICE_NONE, -1 }, .pin_memory = TG_NONE_BOOL, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -16,7 +16,7 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_random_, tg__cuda_random_, tg__autograd_kernel_random_. */
 typedef struct tg_random__opts {
-    tg_generator *generator;   /* default None */
+    tg_generator *generator;   /* Generator?, default None; None: NULL */
 } tg_random__opts;
 tg_tensor *tg_random__fn(tg_tensor *self, int64_t from, tg_opt_int to, tg_random__opts opts);
 #define tg_random_(self, from, to, ...) \

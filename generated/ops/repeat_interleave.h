@@ -17,11 +17,11 @@ extern "C" {
  * repeats' dtype); output_size, when given, must be the sum of repeats.
  * Kernels: tg__cpu_repeat_interleave_tensor, tg__cuda_repeat_interleave_tensor, tg__autograd_kernel_repeat_interleave. */
 typedef struct tg_repeat_interleave_opts {
-    tg_opt_int output_size;   /* default None */
+    tg_opt_int output_size;   /* int?, default None; None: TG_NONE_INT */
 } tg_repeat_interleave_opts;
 tg_tensor *tg_repeat_interleave_fn(tg_tensor *repeats, tg_repeat_interleave_opts opts);
 #define tg_repeat_interleave(repeats, ...) \
-    tg_repeat_interleave_fn((repeats), (tg_repeat_interleave_opts){ .output_size = { false, 0 }, __VA_ARGS__ })
+    tg_repeat_interleave_fn((repeats), (tg_repeat_interleave_opts){ .output_size = TG_NONE_INT, __VA_ARGS__ })
 
 /* repeat_interleave.self_int(Tensor self, int repeats, int? dim=None, *, int? output_size=None) -> Tensor
  * Each element (slice along dim; of the flattened self when dim is None) of self repeated
@@ -29,12 +29,12 @@ tg_tensor *tg_repeat_interleave_fn(tg_tensor *repeats, tg_repeat_interleave_opts
  * dim.
  * Kernel: tg__composite_repeat_interleave_self_int. */
 typedef struct tg_repeat_interleave_self_int_opts {
-    tg_opt_int dim;   /* default None */
-    tg_opt_int output_size;   /* default None */
+    tg_opt_int dim;   /* int?, default None; None: TG_NONE_INT */
+    tg_opt_int output_size;   /* int?, default None; None: TG_NONE_INT */
 } tg_repeat_interleave_self_int_opts;
 tg_tensor *tg_repeat_interleave_self_int_fn(tg_tensor *self, int64_t repeats, tg_repeat_interleave_self_int_opts opts);
 #define tg_repeat_interleave_self_int(self, repeats, ...) \
-    tg_repeat_interleave_self_int_fn((self), (repeats), (tg_repeat_interleave_self_int_opts){ .dim = { false, 0 }, .output_size = { false, 0 }, __VA_ARGS__ })
+    tg_repeat_interleave_self_int_fn((self), (repeats), (tg_repeat_interleave_self_int_opts){ .dim = TG_NONE_INT, .output_size = TG_NONE_INT, __VA_ARGS__ })
 
 /* repeat_interleave.self_Tensor(Tensor self, Tensor repeats, int? dim=None, *, int? output_size=None) -> Tensor
  * Slice i of self along dim (of the flattened self when dim is None) repeated repeats[i]
@@ -43,12 +43,12 @@ tg_tensor *tg_repeat_interleave_self_int_fn(tg_tensor *self, int64_t repeats, tg
  * and cat (it differentiates through them).
  * Kernel: tg__composite_repeat_interleave_self_tensor. */
 typedef struct tg_repeat_interleave_self_opts {
-    tg_opt_int dim;   /* default None */
-    tg_opt_int output_size;   /* default None */
+    tg_opt_int dim;   /* int?, default None; None: TG_NONE_INT */
+    tg_opt_int output_size;   /* int?, default None; None: TG_NONE_INT */
 } tg_repeat_interleave_self_opts;
 tg_tensor *tg_repeat_interleave_self_fn(tg_tensor *self, tg_tensor *repeats, tg_repeat_interleave_self_opts opts);
 #define tg_repeat_interleave_self(self, repeats, ...) \
-    tg_repeat_interleave_self_fn((self), (repeats), (tg_repeat_interleave_self_opts){ .dim = { false, 0 }, .output_size = { false, 0 }, __VA_ARGS__ })
+    tg_repeat_interleave_self_fn((self), (repeats), (tg_repeat_interleave_self_opts){ .dim = TG_NONE_INT, .output_size = TG_NONE_INT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

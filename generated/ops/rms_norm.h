@@ -17,12 +17,12 @@ extern "C" {
  * rsqrt(mean(input^2) + eps) * weight; eps None is the machine epsilon of input's dtype.
  * Kernel: tg__composite_rms_norm. */
 typedef struct tg_rms_norm_opts {
-    tg_tensor *weight;   /* default None */
-    tg_opt_float eps;   /* default None */
+    tg_tensor *weight;   /* Tensor?, default None; None: NULL */
+    tg_opt_float eps;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg_rms_norm_opts;
 tg_tensor *tg_rms_norm_fn(tg_tensor *input, tg_int_list normalized_shape, tg_rms_norm_opts opts);
 #define tg_rms_norm(input, normalized_shape, ...) \
-    tg_rms_norm_fn((input), (normalized_shape), (tg_rms_norm_opts){ .weight = NULL, .eps = { false, 0 }, __VA_ARGS__ })
+    tg_rms_norm_fn((input), (normalized_shape), (tg_rms_norm_opts){ .weight = NULL, .eps = TG_NONE_FLOAT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

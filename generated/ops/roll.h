@@ -18,11 +18,11 @@ extern "C" {
  * shifts[0] and reshaped back.
  * Kernels: tg__cpu_roll, tg__cuda_roll, tg__autograd_kernel_roll. */
 typedef struct tg_roll_opts {
-    tg_int_list dims;   /* default [] */
+    tg_int_list dims;   /* int[1], default []; TG_INTS(...), or one int */
 } tg_roll_opts;
 tg_tensor *tg_roll_fn(tg_tensor *self, tg_int_list shifts, tg_roll_opts opts);
 #define tg_roll(self, shifts, ...) \
-    tg_roll_fn((self), (shifts), (tg_roll_opts){ .dims = { tg__empty_int_list_storage, 0 }, __VA_ARGS__ })
+    tg_roll_fn((self), (shifts), (tg_roll_opts){ .dims = { .len = TG__DEFAULT_LEN, .data = NULL }, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

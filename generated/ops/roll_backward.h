@@ -16,11 +16,11 @@ extern "C" {
  * The gradient of roll - grad rolled back (every shift negated).
  * Kernel: tg__composite_roll_backward. */
 typedef struct tg_roll_backward_opts {
-    tg_int_list dims;   /* default [] */
+    tg_int_list dims;   /* int[1], default []; TG_INTS(...), or one int */
 } tg_roll_backward_opts;
 tg_tensor *tg_roll_backward_fn(tg_tensor *grad, tg_int_list shifts, tg_roll_backward_opts opts);
 #define tg_roll_backward(grad, shifts, ...) \
-    tg_roll_backward_fn((grad), (shifts), (tg_roll_backward_opts){ .dims = { tg__empty_int_list_storage, 0 }, __VA_ARGS__ })
+    tg_roll_backward_fn((grad), (shifts), (tg_roll_backward_opts){ .dims = { .len = TG__DEFAULT_LEN, .data = NULL }, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -22,14 +22,14 @@ extern "C" {
  * composite.
  * Kernel: tg__composite_scaled_dot_product_attention. */
 typedef struct tg_scaled_dot_product_attention_opts {
-    tg_tensor *attn_mask;   /* default None */
-    double dropout_p;   /* default 0.0 */
-    bool is_causal;   /* default False */
-    tg_opt_float scale;   /* default None */
+    tg_tensor *attn_mask;   /* Tensor?, default None; None: NULL */
+    double dropout_p;   /* float, default 0.0 */
+    bool is_causal;   /* bool, default False */
+    tg_opt_float scale;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg_scaled_dot_product_attention_opts;
 tg_tensor *tg_scaled_dot_product_attention_fn(tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_scaled_dot_product_attention_opts opts);
 #define tg_scaled_dot_product_attention(query, key, value, ...) \
-    tg_scaled_dot_product_attention_fn((query), (key), (value), (tg_scaled_dot_product_attention_opts){ .attn_mask = NULL, .dropout_p = 0.0, .is_causal = false, .scale = { false, 0 }, __VA_ARGS__ })
+    tg_scaled_dot_product_attention_fn((query), (key), (value), (tg_scaled_dot_product_attention_opts){ .attn_mask = NULL, .dropout_p = 0.0, .is_causal = false, .scale = TG_NONE_FLOAT, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

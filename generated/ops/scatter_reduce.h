@@ -19,7 +19,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_scatter_reduce_two_out, tg__cuda_scatter_reduce_two_out, tg__autograd_kernel_scatter_reduce_two_out. */
 typedef struct tg_scatter_reduce_two_out_opts {
-    bool include_self;   /* default True */
+    bool include_self;   /* bool, default True */
 } tg_scatter_reduce_two_out_opts;
 tg_tensor *tg_scatter_reduce_two_out_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_tensor *out, tg_scatter_reduce_two_out_opts opts);
 #define tg_scatter_reduce_two_out(self, dim, index, src, reduce, out, ...) \
@@ -28,7 +28,7 @@ tg_tensor *tg_scatter_reduce_two_out_fn(tg_tensor *self, int64_t dim, tg_tensor 
 /* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor
  * Kernels: tg__structured_cpu_scatter_reduce_two, tg__structured_cuda_scatter_reduce_two, tg__autograd_kernel_scatter_reduce_two. */
 typedef struct tg_scatter_reduce_two_opts {
-    bool include_self;   /* default True */
+    bool include_self;   /* bool, default True */
 } tg_scatter_reduce_two_opts;
 tg_tensor *tg_scatter_reduce_two_fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_scatter_reduce_two_opts opts);
 #define tg_scatter_reduce_two(self, dim, index, src, reduce, ...) \
@@ -38,7 +38,7 @@ tg_tensor *tg_scatter_reduce_two_fn(tg_tensor *self, int64_t dim, tg_tensor *ind
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_scatter_reduce_two_, tg__structured_cuda_scatter_reduce_two_, tg__autograd_kernel_scatter_reduce_two_. */
 typedef struct tg_scatter_reduce_two__opts {
-    bool include_self;   /* default True */
+    bool include_self;   /* bool, default True */
 } tg_scatter_reduce_two__opts;
 tg_tensor *tg_scatter_reduce_two__fn(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, tg_scatter_reduce_two__opts opts);
 #define tg_scatter_reduce_two_(self, dim, index, src, reduce, ...) \

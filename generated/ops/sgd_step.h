@@ -19,12 +19,12 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_sgd_step_, tg__cuda_sgd_step_, tg__autograd_kernel_sgd_step_. */
 typedef struct tg_sgd_step__opts {
-    double momentum;   /* default 0 */
-    double dampening;   /* default 0 */
-    double weight_decay;   /* default 0 */
-    bool nesterov;   /* default False */
-    bool maximize;   /* default False */
-    bool first_step;   /* default False */
+    double momentum;   /* float, default 0 */
+    double dampening;   /* float, default 0 */
+    double weight_decay;   /* float, default 0 */
+    bool nesterov;   /* bool, default False */
+    bool maximize;   /* bool, default False */
+    bool first_step;   /* bool, default False */
 } tg_sgd_step__opts;
 tg_tensor *tg_sgd_step__fn(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, tg_sgd_step__opts opts);
 #define tg_sgd_step_(self, grad, momentum_buffer, lr, ...) \

@@ -15,14 +15,14 @@ extern "C" {
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a)
  * Kernels: tg__composite_slice, tg__autograd_kernel_slice. */
 typedef struct tg_slice_opts {
-    int64_t dim;   /* default 0 */
-    tg_opt_int start;   /* default None */
-    tg_opt_int end;   /* default None */
-    int64_t step;   /* default 1 */
+    int64_t dim;   /* int, default 0 */
+    tg_opt_int start;   /* SymInt?, default None; None: TG_NONE_INT */
+    tg_opt_int end;   /* SymInt?, default None; None: TG_NONE_INT */
+    int64_t step;   /* SymInt, default 1 */
 } tg_slice_opts;
 tg_tensor *tg_slice_fn(tg_tensor *self, tg_slice_opts opts);
 #define tg_slice(self, ...) \
-    tg_slice_fn((self), (tg_slice_opts){ .dim = 0, .start = { false, 0 }, .end = { false, 0 }, .step = 1, __VA_ARGS__ })
+    tg_slice_fn((self), (tg_slice_opts){ .dim = 0, .start = TG_NONE_INT, .end = TG_NONE_INT, .step = 1, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -15,7 +15,7 @@ extern "C" {
 /* softmax.int(Tensor self, int dim, ScalarType? dtype=None) -> Tensor
  * Kernel: tg__composite_softmax. */
 typedef struct tg_softmax_opts {
-    tg_dtype dtype;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_softmax_opts;
 tg_tensor *tg_softmax_fn(tg_tensor *self, int64_t dim, tg_softmax_opts opts);
 #define tg_softmax(self, dim, ...) \

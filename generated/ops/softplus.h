@@ -17,8 +17,8 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_softplus_out, tg__cuda_softplus_out, tg__autograd_kernel_softplus_out. */
 typedef struct tg_softplus_out_opts {
-    double beta;   /* default 1 */
-    double threshold;   /* default 20 */
+    double beta;   /* Scalar, default 1 */
+    double threshold;   /* Scalar, default 20 */
 } tg_softplus_out_opts;
 tg_tensor *tg_softplus_out_fn(tg_tensor *self, tg_tensor *out, tg_softplus_out_opts opts);
 #define tg_softplus_out(self, out, ...) \
@@ -27,8 +27,8 @@ tg_tensor *tg_softplus_out_fn(tg_tensor *self, tg_tensor *out, tg_softplus_out_o
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor
  * Kernels: tg__structured_cpu_softplus, tg__structured_cuda_softplus, tg__autograd_kernel_softplus. */
 typedef struct tg_softplus_opts {
-    double beta;   /* default 1 */
-    double threshold;   /* default 20 */
+    double beta;   /* Scalar, default 1 */
+    double threshold;   /* Scalar, default 20 */
 } tg_softplus_opts;
 tg_tensor *tg_softplus_fn(tg_tensor *self, tg_softplus_opts opts);
 #define tg_softplus(self, ...) \

@@ -17,8 +17,8 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_sort_stable_out, tg__cuda_sort_stable_out, tg__autograd_kernel_sort_stable_out. */
 typedef struct tg_sort_stable_out_opts {
-    int64_t dim;   /* default -1 */
-    bool descending;   /* default False */
+    int64_t dim;   /* int, default -1 */
+    bool descending;   /* bool, default False */
 } tg_sort_stable_out_opts;
 tg_values_indices tg_sort_stable_out_fn(tg_tensor *self, tg_opt_bool stable, tg_tensor *values, tg_tensor *indices, tg_sort_stable_out_opts opts);
 #define tg_sort_stable_out(self, stable, values, indices, ...) \
@@ -30,8 +30,8 @@ tg_values_indices tg_sort_stable_out_fn(tg_tensor *self, tg_opt_bool stable, tg_
  * their order.
  * Kernels: tg__structured_cpu_sort_stable, tg__structured_cuda_sort_stable, tg__autograd_kernel_sort_stable. */
 typedef struct tg_sort_stable_opts {
-    int64_t dim;   /* default -1 */
-    bool descending;   /* default False */
+    int64_t dim;   /* int, default -1 */
+    bool descending;   /* bool, default False */
 } tg_sort_stable_opts;
 tg_values_indices tg_sort_stable_fn(tg_tensor *self, tg_opt_bool stable, tg_sort_stable_opts opts);
 #define tg_sort_stable(self, stable, ...) \
@@ -41,8 +41,8 @@ tg_values_indices tg_sort_stable_fn(tg_tensor *self, tg_opt_bool stable, tg_sort
  * sort.stable with stable=False (which is stable here too).
  * Kernel: tg__composite_sort. */
 typedef struct tg_sort_opts {
-    int64_t dim;   /* default -1 */
-    bool descending;   /* default False */
+    int64_t dim;   /* int, default -1 */
+    bool descending;   /* bool, default False */
 } tg_sort_opts;
 tg_values_indices tg_sort_fn(tg_tensor *self, tg_sort_opts opts);
 #define tg_sort(self, ...) \

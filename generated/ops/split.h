@@ -15,7 +15,7 @@ extern "C" {
 /* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[]
  * Kernels: tg__composite_split, tg__autograd_kernel_split. */
 typedef struct tg_split_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_split_opts;
 tg_tensor_list tg_split_fn(tg_tensor *self, int64_t split_size, tg_split_opts opts);
 #define tg_split(self, split_size, ...) \

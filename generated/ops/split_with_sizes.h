@@ -15,7 +15,7 @@ extern "C" {
 /* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[]
  * Kernels: tg__composite_split_with_sizes, tg__autograd_kernel_split_with_sizes. */
 typedef struct tg_split_with_sizes_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_split_with_sizes_opts;
 tg_tensor_list tg_split_with_sizes_fn(tg_tensor *self, tg_int_list split_sizes, tg_split_with_sizes_opts opts);
 #define tg_split_with_sizes(self, split_sizes, ...) \

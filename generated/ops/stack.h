@@ -15,7 +15,7 @@ extern "C" {
 /* stack(Tensor[] tensors, int dim=0) -> Tensor
  * Kernel: tg__composite_stack. */
 typedef struct tg_stack_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_stack_opts;
 tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts);
 #define tg_stack(tensors, ...) \
@@ -25,7 +25,7 @@ tg_tensor *tg_stack_fn(tg_tensor_list tensors, tg_stack_opts opts);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__composite_stack_out, tg__autograd_kernel_stack_out. */
 typedef struct tg_stack_out_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_stack_out_opts;
 tg_tensor *tg_stack_out_fn(tg_tensor_list tensors, tg_tensor *out, tg_stack_out_opts opts);
 #define tg_stack_out(tensors, out, ...) \

@@ -15,25 +15,25 @@ extern "C" {
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor
  * Kernels: tg__structured_cpu_std, tg__structured_cuda_std, tg__autograd_kernel_std. */
 typedef struct tg_std_opts {
-    tg_int_list dim;   /* default None */
-    tg_opt_int correction;   /* default None */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1]?, default None; TG_INTS(...), or one int; None: TG_NO_INTS */
+    tg_opt_int correction;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_std_opts;
 tg_tensor *tg_std_fn(tg_tensor *self, tg_std_opts opts);
 #define tg_std(self, ...) \
-    tg_std_fn((self), (tg_std_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_std_fn((self), (tg_std_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .correction = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 /* std.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_std_out, tg__cuda_std_out, tg__autograd_kernel_std_out. */
 typedef struct tg_std_out_opts {
-    tg_int_list dim;   /* default None */
-    tg_opt_int correction;   /* default None */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1]?, default None; TG_INTS(...), or one int; None: TG_NO_INTS */
+    tg_opt_int correction;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_std_out_opts;
 tg_tensor *tg_std_out_fn(tg_tensor *self, tg_tensor *out, tg_std_out_opts opts);
 #define tg_std_out(self, out, ...) \
-    tg_std_out_fn((self), (out), (tg_std_out_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_std_out_fn((self), (out), (tg_std_out_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .correction = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

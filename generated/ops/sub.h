@@ -15,7 +15,7 @@ extern "C" {
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor
  * Kernels: tg__structured_cpu_sub, tg__structured_cuda_sub, tg__autograd_kernel_sub. */
 typedef struct tg_sub_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_sub_opts;
 tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts);
 #define tg_sub(self, other, ...) \
@@ -25,7 +25,7 @@ tg_tensor *tg_sub_fn(tg_tensor *self, tg_tensor *other, tg_sub_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_sub_, tg__structured_cuda_sub_, tg__autograd_kernel_sub_. */
 typedef struct tg_sub__opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_sub__opts;
 tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts);
 #define tg_sub_(self, other, ...) \
@@ -35,7 +35,7 @@ tg_tensor *tg_sub__fn(tg_tensor *self, tg_tensor *other, tg_sub__opts opts);
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_sub_out, tg__cuda_sub_out, tg__autograd_kernel_sub_out. */
 typedef struct tg_sub_out_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_sub_out_opts;
 tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_sub_out_opts opts);
 #define tg_sub_out(self, other, out, ...) \
@@ -44,7 +44,7 @@ tg_tensor *tg_sub_out_fn(tg_tensor *self, tg_tensor *other, tg_tensor *out, tg_s
 /* sub.Scalar(Tensor self, Scalar other, Scalar alpha=1) -> Tensor
  * Kernel: tg__scalar_overload_sub_scalar. */
 typedef struct tg_sub_scalar_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_sub_scalar_opts;
 tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts opts);
 #define tg_sub_scalar(self, other, ...) \
@@ -54,7 +54,7 @@ tg_tensor *tg_sub_scalar_fn(tg_tensor *self, double other, tg_sub_scalar_opts op
  * In place: returns a new reference to `self`.
  * Kernel: tg__scalar_overload_sub_scalar_. */
 typedef struct tg_sub_scalar__opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_sub_scalar__opts;
 tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts opts);
 #define tg_sub_scalar_(self, other, ...) \
@@ -64,7 +64,7 @@ tg_tensor *tg_sub_scalar__fn(tg_tensor *self, double other, tg_sub_scalar__opts 
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__autogen_composite_sub_scalar_out, tg__autograd_kernel_sub_scalar_out. */
 typedef struct tg_sub_scalar_out_opts {
-    double alpha;   /* default 1 */
+    double alpha;   /* Scalar, default 1 */
 } tg_sub_scalar_out_opts;
 tg_tensor *tg_sub_scalar_out_fn(tg_tensor *self, double other, tg_tensor *out, tg_sub_scalar_out_opts opts);
 #define tg_sub_scalar_out(self, other, out, ...) \

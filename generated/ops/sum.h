@@ -15,25 +15,25 @@ extern "C" {
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor
  * Kernels: tg__structured_cpu_sum, tg__structured_cuda_sum, tg__autograd_kernel_sum. */
 typedef struct tg_sum_opts {
-    tg_int_list dim;   /* default None */
-    bool keepdim;   /* default False */
-    tg_dtype dtype;   /* default None */
+    tg_int_list dim;   /* int[1]?, default None; TG_INTS(...), or one int; None: TG_NO_INTS */
+    bool keepdim;   /* bool, default False */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_sum_opts;
 tg_tensor *tg_sum_fn(tg_tensor *self, tg_sum_opts opts);
 #define tg_sum(self, ...) \
-    tg_sum_fn((self), (tg_sum_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
+    tg_sum_fn((self), (tg_sum_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 /* sum.IntList_out(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_sum_out, tg__cuda_sum_out, tg__autograd_kernel_sum_out. */
 typedef struct tg_sum_out_opts {
-    tg_int_list dim;   /* default None */
-    bool keepdim;   /* default False */
-    tg_dtype dtype;   /* default None */
+    tg_int_list dim;   /* int[1]?, default None; TG_INTS(...), or one int; None: TG_NO_INTS */
+    bool keepdim;   /* bool, default False */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
 } tg_sum_out_opts;
 tg_tensor *tg_sum_out_fn(tg_tensor *self, tg_tensor *out, tg_sum_out_opts opts);
 #define tg_sum_out(self, out, ...) \
-    tg_sum_out_fn((self), (out), (tg_sum_out_opts){ .dim = { NULL, 0 }, .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
+    tg_sum_out_fn((self), (out), (tg_sum_out_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .keepdim = false, .dtype = TG_DTYPE_NONE, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

@@ -15,9 +15,9 @@ extern "C" {
 /* to.dtype(Tensor(a) self, ScalarType dtype, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
  * Kernel: tg__composite_to_dtype. */
 typedef struct tg_to_opts {
-    bool non_blocking;   /* default False */
-    bool copy;   /* default False */
-    tg_memory_format memory_format;   /* default None */
+    bool non_blocking;   /* bool, default False */
+    bool copy;   /* bool, default False */
+    tg_memory_format memory_format;   /* MemoryFormat?, default None */
 } tg_to_opts;
 tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts);
 #define tg_to(self, dtype, ...) \
@@ -26,10 +26,10 @@ tg_tensor *tg_to_fn(tg_tensor *self, tg_dtype dtype, tg_to_opts opts);
 /* to.device(Tensor(a) self, Device device, ScalarType? dtype=None, bool non_blocking=False, bool copy=False, MemoryFormat? memory_format=None) -> Tensor(a)
  * Kernel: tg__composite_to_device. */
 typedef struct tg_to_device_opts {
-    tg_dtype dtype;   /* default None */
-    bool non_blocking;   /* default False */
-    bool copy;   /* default False */
-    tg_memory_format memory_format;   /* default None */
+    tg_dtype dtype;   /* ScalarType?, default None; None: TG_DTYPE_NONE */
+    bool non_blocking;   /* bool, default False */
+    bool copy;   /* bool, default False */
+    tg_memory_format memory_format;   /* MemoryFormat?, default None */
 } tg_to_device_opts;
 tg_tensor *tg_to_device_fn(tg_tensor *self, tg_device device, tg_to_device_opts opts);
 #define tg_to_device(self, device, ...) \

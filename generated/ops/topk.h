@@ -17,9 +17,9 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_topk_out, tg__cuda_topk_out, tg__autograd_kernel_topk_out. */
 typedef struct tg_topk_out_opts {
-    int64_t dim;   /* default -1 */
-    bool largest;   /* default True */
-    bool sorted;   /* default True */
+    int64_t dim;   /* int, default -1 */
+    bool largest;   /* bool, default True */
+    bool sorted;   /* bool, default True */
 } tg_topk_out_opts;
 tg_values_indices tg_topk_out_fn(tg_tensor *self, int64_t k, tg_tensor *values, tg_tensor *indices, tg_topk_out_opts opts);
 #define tg_topk_out(self, k, values, indices, ...) \
@@ -31,9 +31,9 @@ tg_values_indices tg_topk_out_fn(tg_tensor *self, int64_t k, tg_tensor *values, 
  * them in the same order.
  * Kernels: tg__structured_cpu_topk, tg__structured_cuda_topk, tg__autograd_kernel_topk. */
 typedef struct tg_topk_opts {
-    int64_t dim;   /* default -1 */
-    bool largest;   /* default True */
-    bool sorted;   /* default True */
+    int64_t dim;   /* int, default -1 */
+    bool largest;   /* bool, default True */
+    bool sorted;   /* bool, default True */
 } tg_topk_opts;
 tg_values_indices tg_topk_fn(tg_tensor *self, int64_t k, tg_topk_opts opts);
 #define tg_topk(self, k, ...) \

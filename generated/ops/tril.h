@@ -18,7 +18,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_tril_out, tg__cuda_tril_out, tg__autograd_kernel_tril_out. */
 typedef struct tg_tril_out_opts {
-    int64_t diagonal;   /* default 0 */
+    int64_t diagonal;   /* int, default 0 */
 } tg_tril_out_opts;
 tg_tensor *tg_tril_out_fn(tg_tensor *self, tg_tensor *out, tg_tril_out_opts opts);
 #define tg_tril_out(self, out, ...) \
@@ -27,7 +27,7 @@ tg_tensor *tg_tril_out_fn(tg_tensor *self, tg_tensor *out, tg_tril_out_opts opts
 /* tril(Tensor self, int diagonal=0) -> Tensor
  * Kernels: tg__structured_cpu_tril, tg__structured_cuda_tril, tg__autograd_kernel_tril. */
 typedef struct tg_tril_opts {
-    int64_t diagonal;   /* default 0 */
+    int64_t diagonal;   /* int, default 0 */
 } tg_tril_opts;
 tg_tensor *tg_tril_fn(tg_tensor *self, tg_tril_opts opts);
 #define tg_tril(self, ...) \
@@ -37,7 +37,7 @@ tg_tensor *tg_tril_fn(tg_tensor *self, tg_tril_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_tril_, tg__structured_cuda_tril_, tg__autograd_kernel_tril_. */
 typedef struct tg_tril__opts {
-    int64_t diagonal;   /* default 0 */
+    int64_t diagonal;   /* int, default 0 */
 } tg_tril__opts;
 tg_tensor *tg_tril__fn(tg_tensor *self, tg_tril__opts opts);
 #define tg_tril_(self, ...) \

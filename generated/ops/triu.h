@@ -18,7 +18,7 @@ extern "C" {
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_triu_out, tg__cuda_triu_out, tg__autograd_kernel_triu_out. */
 typedef struct tg_triu_out_opts {
-    int64_t diagonal;   /* default 0 */
+    int64_t diagonal;   /* int, default 0 */
 } tg_triu_out_opts;
 tg_tensor *tg_triu_out_fn(tg_tensor *self, tg_tensor *out, tg_triu_out_opts opts);
 #define tg_triu_out(self, out, ...) \
@@ -27,7 +27,7 @@ tg_tensor *tg_triu_out_fn(tg_tensor *self, tg_tensor *out, tg_triu_out_opts opts
 /* triu(Tensor self, int diagonal=0) -> Tensor
  * Kernels: tg__structured_cpu_triu, tg__structured_cuda_triu, tg__autograd_kernel_triu. */
 typedef struct tg_triu_opts {
-    int64_t diagonal;   /* default 0 */
+    int64_t diagonal;   /* int, default 0 */
 } tg_triu_opts;
 tg_tensor *tg_triu_fn(tg_tensor *self, tg_triu_opts opts);
 #define tg_triu(self, ...) \
@@ -37,7 +37,7 @@ tg_tensor *tg_triu_fn(tg_tensor *self, tg_triu_opts opts);
  * In place: returns a new reference to `self`.
  * Kernels: tg__structured_cpu_triu_, tg__structured_cuda_triu_, tg__autograd_kernel_triu_. */
 typedef struct tg_triu__opts {
-    int64_t diagonal;   /* default 0 */
+    int64_t diagonal;   /* int, default 0 */
 } tg_triu__opts;
 tg_tensor *tg_triu__fn(tg_tensor *self, tg_triu__opts opts);
 #define tg_triu_(self, ...) \

@@ -15,7 +15,7 @@ extern "C" {
 /* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[]
  * Kernels: tg__composite_unbind, tg__autograd_kernel_unbind. */
 typedef struct tg_unbind_opts {
-    int64_t dim;   /* default 0 */
+    int64_t dim;   /* int, default 0 */
 } tg_unbind_opts;
 tg_tensor_list tg_unbind_fn(tg_tensor *self, tg_unbind_opts opts);
 #define tg_unbind(self, ...) \

@@ -16,9 +16,9 @@ extern "C" {
  * In place: returns a new reference to `self`.
  * Kernels: tg__cpu_uniform_, tg__cuda_uniform_, tg__autograd_kernel_uniform_. */
 typedef struct tg_uniform__opts {
-    double from;   /* default 0 */
-    double to;   /* default 1 */
-    tg_generator *generator;   /* default None */
+    double from;   /* float, default 0 */
+    double to;   /* float, default 1 */
+    tg_generator *generator;   /* Generator?, default None; None: NULL */
 } tg_uniform__opts;
 tg_tensor *tg_uniform__fn(tg_tensor *self, tg_uniform__opts opts);
 #define tg_uniform_(self, ...) \

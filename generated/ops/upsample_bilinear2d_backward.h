@@ -17,12 +17,12 @@ extern "C" {
  * elements with the interpolation weights).
  * Kernels: tg__cpu_upsample_bilinear2d_backward, tg__cuda_upsample_bilinear2d_backward, tg__autograd_kernel_upsample_bilinear2d_backward. */
 typedef struct tg_upsample_bilinear2d_backward_opts {
-    tg_opt_float scales_h;   /* default None */
-    tg_opt_float scales_w;   /* default None */
+    tg_opt_float scales_h;   /* float?, default None; None: TG_NONE_FLOAT */
+    tg_opt_float scales_w;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg_upsample_bilinear2d_backward_opts;
 tg_tensor *tg_upsample_bilinear2d_backward_fn(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_upsample_bilinear2d_backward_opts opts);
 #define tg_upsample_bilinear2d_backward(grad_output, output_size, input_size, align_corners, ...) \
-    tg_upsample_bilinear2d_backward_fn((grad_output), (output_size), (input_size), (align_corners), (tg_upsample_bilinear2d_backward_opts){ .scales_h = { false, 0 }, .scales_w = { false, 0 }, __VA_ARGS__ })
+    tg_upsample_bilinear2d_backward_fn((grad_output), (output_size), (input_size), (align_corners), (tg_upsample_bilinear2d_backward_opts){ .scales_h = TG_NONE_FLOAT, .scales_w = TG_NONE_FLOAT, __VA_ARGS__ })
 
 /* upsample_bilinear2d_backward.vec(Tensor grad_output, SymInt[]? output_size, SymInt[] input_size, bool align_corners, float[]? scale_factors) -> Tensor
  * upsample_bilinear2d_backward with the output size given as in upsample_bilinear2d.vec.

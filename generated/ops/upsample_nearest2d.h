@@ -17,12 +17,12 @@ extern "C" {
  * scale) with scale = in / out, or 1 / scales when given.
  * Kernels: tg__cpu_upsample_nearest2d, tg__cuda_upsample_nearest2d, tg__autograd_kernel_upsample_nearest2d. */
 typedef struct tg_upsample_nearest2d_opts {
-    tg_opt_float scales_h;   /* default None */
-    tg_opt_float scales_w;   /* default None */
+    tg_opt_float scales_h;   /* float?, default None; None: TG_NONE_FLOAT */
+    tg_opt_float scales_w;   /* float?, default None; None: TG_NONE_FLOAT */
 } tg_upsample_nearest2d_opts;
 tg_tensor *tg_upsample_nearest2d_fn(tg_tensor *self, tg_int_list output_size, tg_upsample_nearest2d_opts opts);
 #define tg_upsample_nearest2d(self, output_size, ...) \
-    tg_upsample_nearest2d_fn((self), (output_size), (tg_upsample_nearest2d_opts){ .scales_h = { false, 0 }, .scales_w = { false, 0 }, __VA_ARGS__ })
+    tg_upsample_nearest2d_fn((self), (output_size), (tg_upsample_nearest2d_opts){ .scales_h = TG_NONE_FLOAT, .scales_w = TG_NONE_FLOAT, __VA_ARGS__ })
 
 /* upsample_nearest2d.vec(Tensor input, SymInt[]? output_size, float[]? scale_factors) -> Tensor
  * upsample_nearest2d with exactly one of output_size (2 sizes) and scale_factors (2

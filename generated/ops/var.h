@@ -15,25 +15,25 @@ extern "C" {
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor
  * Kernels: tg__structured_cpu_var, tg__structured_cuda_var, tg__autograd_kernel_var. */
 typedef struct tg_var_opts {
-    tg_int_list dim;   /* default None */
-    tg_opt_int correction;   /* default None */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1]?, default None; TG_INTS(...), or one int; None: TG_NO_INTS */
+    tg_opt_int correction;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_var_opts;
 tg_tensor *tg_var_fn(tg_tensor *self, tg_var_opts opts);
 #define tg_var(self, ...) \
-    tg_var_fn((self), (tg_var_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_var_fn((self), (tg_var_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .correction = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 /* var.correction_out(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False, Tensor(a!) out) -> Tensor(a!)
  * Writes into the out= tensor and returns a new reference to it.
  * Kernels: tg__cpu_var_out, tg__cuda_var_out, tg__autograd_kernel_var_out. */
 typedef struct tg_var_out_opts {
-    tg_int_list dim;   /* default None */
-    tg_opt_int correction;   /* default None */
-    bool keepdim;   /* default False */
+    tg_int_list dim;   /* int[1]?, default None; TG_INTS(...), or one int; None: TG_NO_INTS */
+    tg_opt_int correction;   /* int?, default None; None: TG_NONE_INT */
+    bool keepdim;   /* bool, default False */
 } tg_var_out_opts;
 tg_tensor *tg_var_out_fn(tg_tensor *self, tg_tensor *out, tg_var_out_opts opts);
 #define tg_var_out(self, out, ...) \
-    tg_var_out_fn((self), (out), (tg_var_out_opts){ .dim = { NULL, 0 }, .correction = { false, 0 }, .keepdim = false, __VA_ARGS__ })
+    tg_var_out_fn((self), (out), (tg_var_out_opts){ .dim = { .len = TG_NONE_LEN, .data = NULL }, .correction = TG_NONE_INT, .keepdim = false, __VA_ARGS__ })
 
 
 #ifdef __cplusplus

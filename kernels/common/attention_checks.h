@@ -110,7 +110,7 @@ static inline int tg__attn_fused_check(const char *op, const tg_tensor *q, const
         g->ms[d] = 0;
     }
     g->causal = is_causal;
-    g->scale = scale.has_value ? scale.value : 1.0 / sqrt((double)(g->E > 0 ? g->E : 1));
+    g->scale = !tg_is_none_float(scale) ? scale : 1.0 / sqrt((double)(g->E > 0 ? g->E : 1));
     g->mask_kind = 0;
     if (mask) {
         const int64_t want[4] = { g->B, g->H, g->L, g->S };

@@ -12,7 +12,7 @@ static inline int tg__native_dropout_check(const tg_tensor *input, double p, tg_
                                            bool *training)
 {
     const char *op = "native_dropout";
-    *training = !train.has_value || train.value;
+    *training = tg_is_none_bool(train) || train != 0;
     if (*training && !(1 - p >= 0 && 1 - p <= 1))
         return tg__fail(op, "bernoulli_ expects p to be in [0, 1], but got p=%g", 1 - p);
     if (!tg_dtype_is_floating(input->dtype))

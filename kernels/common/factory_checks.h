@@ -191,17 +191,17 @@ static inline int tg__random_range(tg_dtype t, const char *tname, int64_t from, 
 {
     double lo, hi;
     tg__random_dtype_bounds(t, &lo, &hi);
-    if (to.has_value) {
-        if (from >= to.value)
+    if (!tg_is_none_int(to)) {
+        if (from >= to)
             return tg__fail("random_",
                             "random_ expects 'from' to be less than 'to', but got "
                             "from=%lld >= to=%lld",
-                            (long long)from, (long long)to.value);
+                            (long long)from, (long long)to);
         if ((double)from < lo || (double)from > hi)
             return tg__fail("random_", "from is out of bounds for %s", tname);
-        if ((double)(to.value - 1) < lo || (double)(to.value - 1) > hi)
+        if ((double)(to - 1) < lo || (double)(to - 1) > hi)
             return tg__fail("random_", "to - 1 is out of bounds for %s", tname);
-        *range = (uint64_t)to.value - (uint64_t)from;
+        *range = (uint64_t)to - (uint64_t)from;
     } else if (from == INT64_MIN) {
         if (t == TG_BOOL || t == TG_FLOAT16)
             return tg__fail("random_",

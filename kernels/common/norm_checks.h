@@ -214,7 +214,7 @@ static inline int tg__upsample2d_check(const char *op, const char *kname, const 
         return tg__fail(op, "It is expected input_size equals to 4, but got size %lld",
                         (long long)self->ndim);
     for (int i = 0; i < 4; i++) sizes[i] = self->sizes[i];
-    if (tg__upsample2d_sizes_check(op, output_size, (tg_int_list){ sizes, 4 }) != 0) return -1;
+    if (tg__upsample2d_sizes_check(op, output_size, (tg_int_list){ .len = 4, .data = sizes }) != 0) return -1;
     return tg__norm_check_floating(op, kname, self);
 }
 
@@ -244,7 +244,7 @@ static inline int tg__upsample2d_backward_check(const char *op, const char *knam
 /* compute_scales_value: 1 / scale when one is given (> 0), else in / out. */
 static inline double tg__ups_scale(tg_opt_float s, int64_t in, int64_t out)
 {
-    return (s.has_value && s.value > 0.) ? 1.0 / s.value : (double)in / (double)out;
+    return (!tg_is_none_float(s) && s > 0.) ? 1.0 / s : (double)in / (double)out;
 }
 
 /* The nearest source index of dst: min(floor(dst * scale), in - 1), in float (PyTorch's

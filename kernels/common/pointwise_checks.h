@@ -194,18 +194,18 @@ static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_t
                                                     tg_opt_scalar min, tg_opt_scalar max,
                                                     tg_tensor *out)
 {
-    if (tg__pw_check_clamp_bounds(min.has_value, max.has_value) != 0) return NULL;
+    if (tg__pw_check_clamp_bounds(!tg_is_none_float(min), !tg_is_none_float(max)) != 0) return NULL;
     tg_tensor *tmin = NULL, *tmax = NULL;
-    if (min.has_value &&
-        !(tmin = tg__wrapped_scalar(min.value, tg__pw_is_integral_scalar(min.value))))
+    if (!tg_is_none_float(min) &&
+        !(tmin = tg__wrapped_scalar(min, tg__pw_is_integral_scalar(min))))
         return NULL;
-    if (max.has_value &&
-        !(tmax = tg__wrapped_scalar(max.value, tg__pw_is_integral_scalar(max.value)))) {
+    if (!tg_is_none_float(max) &&
+        !(tmax = tg__wrapped_scalar(max, tg__pw_is_integral_scalar(max)))) {
         tg_release(tmin);
         return NULL;
     }
-    tg_tensor *r = run(self, tmin, tmax, out, min.has_value ? &min.value : NULL,
-                       max.has_value ? &max.value : NULL);
+    tg_tensor *r = run(self, tmin, tmax, out, !tg_is_none_float(min) ? &min : NULL,
+                       !tg_is_none_float(max) ? &max : NULL);
     tg_release(tmin);
     tg_release(tmax);
     return r;

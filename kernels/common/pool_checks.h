@@ -182,8 +182,8 @@ static inline int tg__avg_pool2d_check(const char *op, const tg_tensor *self, tg
     p->ph = padding.data[0];
     p->pw = tg__pool_second(padding);
     p->dh = p->dw = 1;
-    if (divisor.has_value && divisor.value == 0) return tg__fail(op, "divisor must be not zero");
-    p->divisor = divisor.has_value ? divisor.value : 0;
+    if (!tg_is_none_int(divisor) && divisor == 0) return tg__fail(op, "divisor must be not zero");
+    p->divisor = tg_is_none_int(divisor) ? 0 : divisor;
     if (self->ndim < 3) return tg__pool_dim_range(op, self->ndim, -3);
     p->ndim = self->ndim;
     p->ceil_mode = ceil_mode;

@@ -76,8 +76,8 @@ static inline int tg__reduce_check_amax(const char *op, const char *fn, const tg
 static inline int tg__reduce_check_arg(const char *op, const char *fn, const tg_tensor *self,
                                        tg_opt_int dim)
 {
-    int64_t d[1] = { dim.value };
-    if (dim.has_value) return tg__reduce_check_nonempty(op, fn, self, d, 1, true);
+    int64_t d[1] = { dim };
+    if (!tg_is_none_int(dim)) return tg__reduce_check_nonempty(op, fn, self, d, 1, true);
     if (tg__numel(self) != 0) return 0;
     return tg__fail(op, "%s: Expected reduction dim to be specified for input.numel() == 0.", fn);
 }
@@ -228,11 +228,11 @@ static inline tg_tensor *tg__reduce_arg(tg_reduce_fn run, const char *op, const 
                                         rkind kind, tg_tensor *self, tg_opt_int dim, bool keepdim,
                                         tg_tensor *out)
 {
-    int64_t d[1] = { dim.value };
+    int64_t d[1] = { dim };
     if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
     tg_reduce_req rq;
     tg__reduce_req_init(&rq, op, kind, self, TG_INT64, out);
-    return tg__reduce_run(run, &rq, dim.has_value ? d : NULL, dim.has_value ? 1 : 0, keepdim, NULL);
+    return tg__reduce_run(run, &rq, tg_is_none_int(dim) ? NULL : d, tg_is_none_int(dim) ? 0 : 1, keepdim, NULL);
 }
 
 /* var/std (kind R_VAR, R_STD): correction defaults to 1 (Bessel's). */
@@ -243,7 +243,7 @@ static inline tg_tensor *tg__reduce_var_std(tg_reduce_fn run, const char *op, rk
     if (tg__reduce_check_var(op, self) != 0) return NULL;
     tg_reduce_req rq;
     tg__reduce_req_init(&rq, op, kind, self, self->dtype, out);
-    rq.correction = correction.has_value ? correction.value : 1;
+    rq.correction = tg_is_none_int(correction) ? 1 : correction;
     return tg__reduce_run(run, &rq, dim.data, dim.len, keepdim, NULL);
 }
 

@@ -207,17 +207,17 @@ static inline int tg__repeat_interleave_total(const char *op, const int64_t *rep
                                               const int64_t *cum, int64_t n, tg_opt_int output_size,
                                               int64_t *total)
 {
-    if (!output_size.has_value) {
+    if (tg_is_none_int(output_size)) {
         for (int64_t i = 0; i < n; i++)
             if (repeats[i] < 0) return tg__fail(op, "repeats can not be negative");
         *total = cum[n - 1];
         return 0;
     }
-    if (output_size.value != cum[n - 1])
+    if (output_size != cum[n - 1])
         return tg__fail(op, "allocated size does not match required size");
     for (int64_t i = 0; i < n; i++)
         if (repeats[i] < 0) return tg__fail(op, "repeats can not be negative");
-    *total = output_size.value;
+    *total = output_size;
     return 0;
 }
 

@@ -59,21 +59,21 @@ tg_tensor *tg__composite_hardtanh_out(tg_tensor *self, double min_val, double ma
     if (out->dtype != self->dtype)
         return tg__error("hardtanh", "Found dtype %s but expected %s",
                          tg__dtype_torch_name(out->dtype), tg__dtype_torch_name(self->dtype));
-    return tg_clamp_out(self, out, .min = TG_OPT_FLOAT(lo), .max = TG_OPT_FLOAT(hi));
+    return tg_clamp_out(self, out, .min = lo, .max = hi);
 }
 
 tg_tensor *tg__composite_hardtanh(tg_tensor *self, double min_val, double max_val)
 {
     double lo, hi;
     if (hardtanh_bounds(self, min_val, max_val, &lo, &hi) != 0) return NULL;
-    return tg_clamp(self, .min = TG_OPT_FLOAT(lo), .max = TG_OPT_FLOAT(hi));
+    return tg_clamp(self, .min = lo, .max = hi);
 }
 
 tg_tensor *tg__composite_hardtanh_(tg_tensor *self, double min_val, double max_val)
 {
     double lo, hi;
     if (hardtanh_bounds(self, min_val, max_val, &lo, &hi) != 0) return NULL;
-    return tg_clamp_(self, .min = TG_OPT_FLOAT(lo), .max = TG_OPT_FLOAT(hi));
+    return tg_clamp_(self, .min = lo, .max = hi);
 }
 
 /* ------------------------------------------------------------------ relu6 */
@@ -120,7 +120,7 @@ static tg_tensor *feature_noise(tg_tensor *input, double p, bool train, bool in_
     }
     int64_t sizes[TG_MAX_DIMS];
     for (int64_t d = 0; d < input->ndim; d++) sizes[d] = d < 2 ? input->sizes[d] : 1;
-    tg_int_list size = { sizes, input->ndim };
+    tg_int_list size = { .len = input->ndim, .data = sizes };
     tg_tensor *u = tg_rand(size, .dtype = TG_FLOAT64, .device = dev);
     if (!u) return NULL;
     tg_tensor *keep = tg__then(u, tg_lt_scalar(u, 1 - p));

@@ -117,9 +117,9 @@ static int glu_parts(const char *op, tg_tensor *self, int64_t dim, int64_t *d, t
 {
     if (tg__actlm_glu_check(op, self, dim, d) != 0) return -1;
     const int64_t h = self->sizes[*d] / 2;
-    *a = tg_slice(self, .dim = *d, .start = { true, 0 }, .end = { true, h });
+    *a = tg_slice(self, .dim = *d, .start = 0, .end = h);
     tg_tensor *b =
-        *a ? tg_slice(self, .dim = *d, .start = { true, h }, .end = { true, 2 * h }) : NULL;
+        *a ? tg_slice(self, .dim = *d, .start = h, .end = 2 * h) : NULL;
     *s = b ? tg__then(b, tg_sigmoid(b)) : NULL;
     if (!*s) {
         tg_release(*a);
@@ -222,7 +222,7 @@ tg_tensor *tg__composite_logsumexp_backward(tg_tensor *grad, tg_tensor *self, tg
     tg_tensor *tmps[GDB_MAX_TMPS];
     int ntmps = 0;
     tg_tensor *out = NULL, *g, *r, *e;
-    tg_int_list sizes = { self->sizes, self->ndim };
+    tg_int_list sizes = { .len = self->ndim, .data = self->sizes };
     if (!keep(g = tg_sum_backward(grad, sizes, dim, keepdim), tmps, &ntmps)) goto done;
     if (!keep(r = tg_sum_backward(result, sizes, dim, keepdim), tmps, &ntmps)) goto done;
     if (!keep(e = tg_sub(self, r), tmps, &ntmps)) goto done;

@@ -60,7 +60,7 @@ static int64_t broadcast2(const char *op, const tg_tensor *a, const tg_tensor *b
 static bool one_element_views(tg_tensor *a, tg_tensor *m, tg_tensor **a1, tg_tensor **m1)
 {
     int64_t one = 1;
-    tg_int_list s1 = { &one, 1 };
+    tg_int_list s1 = { .len = 1, .data = &one };
     *a1 = tg_reshape(a, s1);
     *m1 = *a1 ? tg_reshape(m, s1) : NULL;
     return *m1 != NULL;
@@ -73,7 +73,7 @@ tg_tensor *tg__composite_masked_select(tg_tensor *self, tg_tensor *mask)
     int64_t s[TG_MAX_DIMS];
     int64_t n = broadcast2(op, self, mask, s);
     if (n < 0) return NULL;
-    tg_int_list size = { s, n };
+    tg_int_list size = { .len = n, .data = s };
     tg_tensor *se = tg_expand(self, size);
     tg_tensor *me = se ? tg_expand(mask, size) : NULL;
     tg_tensor *r = NULL;
@@ -99,7 +99,7 @@ tg_tensor *tg__composite_masked_select_backward(tg_tensor *grad, tg_tensor *inpu
     int64_t s[TG_MAX_DIMS];
     int64_t n = broadcast2(op, input, mask, s);
     if (n < 0) return NULL;
-    tg_int_list size = { s, n }, isize = { input->sizes, input->ndim };
+    tg_int_list size = { .len = n, .data = s }, isize = { .len = input->ndim, .data = input->sizes };
     tg_tensor *z = tg_zeros(size, .dtype = grad->dtype, .device = grad->device);
     tg_tensor *me = z ? tg_expand(mask, size) : NULL;
     tg_tensor *r = NULL;

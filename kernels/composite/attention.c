@@ -39,7 +39,7 @@ static tg_tensor *apply_mask(tg_tensor *att, tg_tensor *mask, bool is_causal, in
 {
     if (is_causal) {
         int64_t sz[2] = { L, S };
-        tg_int_list size = { sz, 2 };
+        tg_int_list size = { .len = 2, .data = sz };
         tg_tensor *ones = tg_ones(size, .dtype = TG_BOOL, .device = tg_tensor_device(att));
         tg_tensor *drop = ones ? tg__then(ones, tg_triu(ones, .diagonal = 1)) : NULL;
         if (!drop) return tg__then(att, NULL);
@@ -66,7 +66,7 @@ tg_tensors2 tg__composite_scaled_dot_product_attention_math(tg_tensor *query, tg
         tg__sdpa_check_mask(op, query, attn_mask, is_causal) != 0)
         return r;
     int64_t E = query->sizes[query->ndim - 1];
-    double sc = scale.has_value ? scale.value : 1.0 / sqrt((double)(E > 0 ? E : 1));
+    double sc = !tg_is_none_float(scale) ? scale : 1.0 / sqrt((double)(E > 0 ? E : 1));
     tg_tensor *kt = tg_transpose(key, -2, -1);
     tg_tensor *att = kt ? tg__then(kt, tg_matmul(query, kt)) : NULL;
     if (att) att = tg__then(att, tg_mul_scalar(att, sc));

@@ -105,7 +105,7 @@ tg_tensor *tg__composite_sum_to_size(tg_tensor *self, tg_int_list size)
         if (d < lead || (size.data[d - lead] == 1 && self->sizes[d] != 1)) dims[n++] = d;
     if (n == 0 && lead == 0) return tg_retain(self);
     tg_tensor *r =
-        n ? tg_sum(self, .dim = ((tg_int_list){ dims, n }), .keepdim = true) : tg_retain(self);
+        n ? tg_sum(self, .dim = ((tg_int_list){ .len = n, .data = dims }), .keepdim = true) : tg_retain(self);
     return tg__then(r, tg_reshape(r, size));
 }
 
@@ -176,7 +176,7 @@ tg_tensor *tg__composite_permute_backward(tg_tensor *grad, tg_int_list dims)
         seen[d] = true;
         inv[d] = i;
     }
-    return tg_permute(grad, ((tg_int_list){ inv, dims.len }));
+    return tg_permute(grad, ((tg_int_list){ .len = dims.len, .data = inv }));
 }
 
 /* Zeros of input_sizes (grad_output's dtype) with grad_output copied into view(zeros). */
@@ -249,7 +249,7 @@ tg_tensor *tg__composite_value_selecting_reduction_backward(tg_tensor *grad, int
     tg_tensor *g = keepdim ? tg_retain(grad) : tg_unsqueeze(grad, d);
     tg_tensor *idx = keepdim ? tg_retain(indices) : tg_unsqueeze(indices, d);
     tg_tensor *ar = tg_arange(sizes.data[d], .dtype = TG_INT64, .device = grad->device);
-    ar = tg__then(ar, tg_view(ar, ((tg_int_list){ shape, sizes.len })));
+    ar = tg__then(ar, tg_view(ar, ((tg_int_list){ .len = sizes.len, .data = shape })));
     tg_tensor *mask = tg__then2(ar, idx, tg_eq(ar, idx));
     return tg__then2(mask, g, tg_where_scalar_other(mask, g, 0));
 }
@@ -260,7 +260,7 @@ tg_tensor *tg__composite_var_backward(tg_tensor *grad, tg_tensor *self, tg_int_l
                                       tg_opt_int correction, bool keepdim)
 {
     const char *op = "var_backward";
-    int64_t corr = correction.has_value ? correction.value : 1;
+    int64_t corr = tg_is_none_int(correction) ? 1 : correction;
     bool all = !dim.data || dim.len == 0 || self->ndim == 0;
     int64_t n = 1;
     tg_tensor *g, *mean;
@@ -364,11 +364,11 @@ static tg_tensor *both(tg_tensor *a, tg_tensor *b)
 tg_tensor *tg__composite_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt_float min,
                                         tg_opt_float max)
 {
-    if (min.has_value && max.has_value)
-        return where_mask(both(tg_ge_scalar(self, min.value), tg_le_scalar(self, max.value)), grad,
+    if (!tg_is_none_float(min) && !tg_is_none_float(max))
+        return where_mask(both(tg_ge_scalar(self, min), tg_le_scalar(self, max)), grad,
                           true);
-    if (min.has_value) return where_mask(tg_ge_scalar(self, min.value), grad, true);
-    if (max.has_value) return where_mask(tg_le_scalar(self, max.value), grad, true);
+    if (!tg_is_none_float(min)) return where_mask(tg_ge_scalar(self, min), grad, true);
+    if (!tg_is_none_float(max)) return where_mask(tg_le_scalar(self, max), grad, true);
     return tg_retain(grad);
 }
 

@@ -29,7 +29,7 @@
 
 #include <string.h>
 
-static const tg_int_list no_output_padding = { (const int64_t[]){ 0 }, 1 };
+static const tg_int_list no_output_padding = { .len = 1, .data = (const int64_t[]){ 0 } };
 
 /* conv{1,2,3}d and conv_transpose{1,2,3}d: a batched (N, C, *) input goes to convolution as
  * it is, an unbatched (C, *) one with a batch dim of 1 added and removed. */
@@ -106,11 +106,11 @@ static tg_tensor *conv_padding_mode(const char *op, int nsp, tg_tensor *input, t
     } else if (strcmp(mode, "valid") != 0) {
         return tg__error(op, "Invalid padding string: '%s'", mode);
     }
-    tg_tensor *y = conv_nd(op, nsp, input, weight, bias, stride, (tg_int_list){ pad, (int64_t)nsp },
+    tg_tensor *y = conv_nd(op, nsp, input, weight, bias, stride, (tg_int_list){ .len = (int64_t)nsp, .data = pad },
                            dilation, false, no_output_padding, groups);
     int64_t first = y ? y->ndim - nsp : 0; /* the first spatial dim (batched or not) */
     for (int i = 0; y && i < nsp; i++)
-        if (drop_first[i]) y = tg__then(y, tg_slice(y, .dim = first + i, .start = TG_OPT_INT(1)));
+        if (drop_first[i]) y = tg__then(y, tg_slice(y, .dim = first + i, .start = 1));
     return y;
 }
 
@@ -209,7 +209,7 @@ tg_tensors3 tg__composite_convolution_double_backward(
         if (ggb && !failed) { /* ggb (C) as (1, C, 1, ...), expanded to gO's shape */
             int64_t shape[5] = { 1, 1, 1, 1, 1 };
             shape[1] = tg_tensor_numel(ggb);
-            tg_int_list channel_shape = { shape, gO->ndim }, full = { gO->sizes, gO->ndim };
+            tg_int_list channel_shape = { .len = gO->ndim, .data = shape }, full = { .len = gO->ndim, .data = gO->sizes };
             tg_tensor *v = tg_view(ggb, channel_shape);
             tg_tensor *e = v ? tg__then(v, tg_expand(v, full)) : NULL;
             if (e && !acc) {

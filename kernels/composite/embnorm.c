@@ -67,8 +67,8 @@ tg_tensor *tg__composite_rms_norm(tg_tensor *input, tg_int_list normalized_shape
     /* the trailing len(normalized_shape) dims, innermost first as PyTorch lists them */
     int64_t dims[TG_MAX_DIMS];
     for (int64_t i = 0; i < normalized_shape.len; i++) dims[i] = input->ndim - i - 1;
-    tg_int_list dl = { dims, normalized_shape.len };
-    double e = eps.has_value ? eps.value : input->dtype == TG_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+    tg_int_list dl = { .len = normalized_shape.len, .data = dims };
+    double e = !tg_is_none_float(eps) ? eps : input->dtype == TG_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
     tg_tensor *sq = tg_pow_scalar(input, 2.0);
     tg_tensor *ms = sq ? tg__then(sq, tg_mean(sq, .dim = dl, .keepdim = true)) : NULL;
     tg_tensor *rs = ms ? tg__then(ms, tg_add_scalar(ms, e)) : NULL;
@@ -231,7 +231,7 @@ static tg_tensors3 lndb_run(lndb_arena *a, tg_tensor *input, tg_tensor *gamma, t
     int64_t k = ns.len, nd = input->ndim;
     for (int64_t i = 0; i < k; i++) dims[i] = nd - k + i;
     for (int64_t i = 0; i < nd - k; i++) lead[i] = i;
-    lndb_ctx c = { a, { dims, k }, { lead, nd - k }, rstd, NULL };
+    lndb_ctx c = { a, { .len = k, .data = dims }, { .len = nd - k, .data = lead }, rstd, NULL };
     c.xhat = K(tg_sub(input, mean));
     c.xhat = K(tg_mul(c.xhat, rstd));
     tg_tensor *g = gamma ? K(tg_mul(gO, gamma)) : gO;

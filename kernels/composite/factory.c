@@ -139,7 +139,7 @@ tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout l
         return NULL;
     if (dtype == TG_DTYPE_NONE) dtype = self->dtype;
     if (memory_format == TG_CHANNELS_LAST || memory_format == TG_CHANNELS_LAST_3D)
-        return tg__composite_empty((tg_int_list){ self->sizes, self->ndim }, dtype, layout, dev,
+        return tg__composite_empty((tg_int_list){ .len = self->ndim, .data = self->sizes }, dtype, layout, dev,
                                    pin_memory, memory_format);
     bool preserve = memory_format == TG_MEMORY_FORMAT_NONE || memory_format == TG_PRESERVE_FORMAT;
     if (preserve && non_overlapping_and_dense(self))
@@ -358,7 +358,7 @@ static tg_tensor *normal_fill(tg_tensor *t, const void *vargs)
 static tg_tensor *randint_fill(tg_tensor *t, const void *vargs)
 {
     const rand_args *a = vargs;
-    return tg_random_(t, a->low, TG_OPT_INT(a->high), .generator = a->gen);
+    return tg_random_(t, a->low, a->high, .generator = a->gen);
 }
 
 /* A new tensor of `size` (random_new) or like self (random_like) filled by fill(t, a). */

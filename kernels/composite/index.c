@@ -38,7 +38,7 @@ tg_tensor *tg__composite_gather_backward(tg_tensor *grad, tg_tensor *self, int64
                                          tg_tensor *index, bool sparse_grad)
 {
     (void)sparse_grad; /* dense gradients only */
-    tg_int_list sizes = { self->sizes, self->ndim };
+    tg_int_list sizes = { .len = self->ndim, .data = self->sizes };
     tg_tensor *z = tg_zeros(sizes, .dtype = grad->dtype, .device = grad->device);
     if (!z) return NULL;
     return tg__then(z, tg_scatter_add(z, dim, index, grad));

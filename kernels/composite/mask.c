@@ -28,7 +28,7 @@ static tg_tensor *broadcast_clone(const char *op, tg_tensor *self, tg_tensor *ma
                              (long long)a, (long long)b, (long long)d);
         shape[d] = a == 1 ? b : a;
     }
-    tg_int_list size = { shape, nd };
+    tg_int_list size = { .len = nd, .data = shape };
     tg_tensor *e = tg_expand(self, size);
     if (!e) return NULL;
     return tg__then(e, tg_clone(e, .memory_format = TG_CONTIGUOUS_FORMAT));

@@ -72,7 +72,7 @@ tg_tensor *tg__composite_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *
         tg_tensor *out2 = flat ? tg_addmm(bias, flat, wt) : NULL;
         tg_release(flat);
         tg_release(wt);
-        tg_tensor *out = out2 ? tg_view(out2, (tg_int_list){ sizes, input->ndim }) : NULL;
+        tg_tensor *out = out2 ? tg_view(out2, (tg_int_list){ .len = input->ndim, .data = sizes }) : NULL;
         tg_release(out2);
         return out;
     }
@@ -133,7 +133,7 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
         perm[k++] = 0;
         for (int64_t d = 2; d < self->ndim; d++) perm[k++] = d;
         perm[k++] = 1;
-        tg_tensor *p = tg_permute(self, ((tg_int_list){ perm, k }));
+        tg_tensor *p = tg_permute(self, ((tg_int_list){ .len = k, .data = perm }));
         x = tg__then(p, tg_reshape(p, TG_INTS(-1, self->sizes[1])));
         t = tg_reshape(target, TG_INTS(-1));
     }
@@ -143,7 +143,7 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
     if (total_weight) *total_weight = r.total_weight;
     else tg_release(r.total_weight);
     if (r.output && self->ndim > 2 && reduction == RED_NONE)
-        r.output = tg__then(r.output, tg_view(r.output, ((tg_int_list){ out_size, nout })));
+        r.output = tg__then(r.output, tg_view(r.output, ((tg_int_list){ .len = nout, .data = out_size })));
     if (!r.output && total_weight) {
         tg_release(*total_weight);
         *total_weight = NULL;
@@ -166,7 +166,7 @@ static tg_tensor *weight_along_class_dim(tg_tensor *weight, int64_t ndim)
     if (ndim <= 1) return tg_retain(weight);
     int64_t shape[TG_MAX_DIMS];
     for (int64_t d = 0; d < ndim; d++) shape[d] = d == 1 ? tg__numel(weight) : 1;
-    return tg_view(weight, ((tg_int_list){ shape, ndim }));
+    return tg_view(weight, ((tg_int_list){ .len = ndim, .data = shape }));
 }
 
 static int check_weight(tg_tensor *weight, int64_t n_classes)
@@ -284,7 +284,7 @@ tg_tensor *tg__composite_dropout(tg_tensor *input, double p, bool train)
     if (!(p >= 0 && p <= 1))
         return tg__error("dropout", "dropout probability has to be between 0 and 1, but got %g", p);
     if (p == 0 || !train || tg__numel(input) == 0) return tg_retain(input);
-    tg_tensors2 r = tg_native_dropout(input, p, TG_OPT_BOOL(true));
+    tg_tensors2 r = tg_native_dropout(input, p, true);
     tg_release(r.r1);
     return r.r0;
 }

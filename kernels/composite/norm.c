@@ -126,7 +126,7 @@ tg_tensor *tg__composite_instance_norm(tg_tensor *input, tg_tensor *weight, tg_t
     tg_tensor *x = NULL, *xr = NULL, *out = NULL, *res = NULL;
     if ((weight && !w) || (bias && !bi) || (running_mean && !rm) || (running_var && !rv)) goto done;
     x = tg_contiguous(input);
-    xr = x ? tg_view(x, (tg_int_list){ shape, input->ndim }) : NULL;
+    xr = x ? tg_view(x, (tg_int_list){ .len = input->ndim, .data = shape }) : NULL;
     out =
         xr ? tg_batch_norm(xr, w, bi, rm, rv, use_input_stats, momentum, eps, cudnn_enabled) : NULL;
     if (!out) goto done;
@@ -142,7 +142,7 @@ tg_tensor *tg__composite_instance_norm(tg_tensor *input, tg_tensor *weight, tg_t
             tg_release(cp);
         }
     }
-    if (ok) res = tg_view(out, (tg_int_list){ input->sizes, input->ndim });
+    if (ok) res = tg_view(out, (tg_int_list){ .len = input->ndim, .data = input->sizes });
 done:
     tg_release(w);
     tg_release(bi);
@@ -191,7 +191,7 @@ static tg_tensor *dim1_view(bn_arena *a, tg_tensor *t, const tg_tensor *like)
     int64_t shape[TG_MAX_DIMS];
     for (int64_t i = 0; i < like->ndim; i++) shape[i] = 1;
     shape[1] = like->sizes[1];
-    return K(tg_reshape(t, (tg_int_list){ shape, like->ndim }));
+    return K(tg_reshape(t, (tg_int_list){ .len = like->ndim, .data = shape }));
 }
 
 /* The sum over every dimension but 1. */
@@ -201,7 +201,7 @@ static tg_tensor *sum_ex1(bn_arena *a, tg_tensor *t, int64_t ndim, bool keepdim)
     int64_t dims[TG_MAX_DIMS], k = 0;
     for (int64_t d = 0; d < ndim; d++)
         if (d != 1) dims[k++] = d;
-    return K(tg_sum(t, .dim = (tg_int_list){ dims, k }, .keepdim = keepdim));
+    return K(tg_sum(t, .dim = (tg_int_list){ .len = k, .data = dims }, .keepdim = keepdim));
 }
 
 /* x * g, or x when g is NULL (no affine weight: gamma is one). */
@@ -371,7 +371,7 @@ not4: /* what upsample_2d_common_check then says */
 
 static tg_opt_float scale_value(tg_float_list s, int i)
 {
-    return s.data ? TG_OPT_FLOAT(s.data[i]) : TG_NONE_FLOAT;
+    return s.data ? s.data[i] : TG_NONE_FLOAT;
 }
 
 /* The .vec overloads: the output size from output_size or scale_factors (of x's sizes, or of
@@ -386,7 +386,7 @@ static tg_tensor *ups_vec(const char *op, ups_op kind, tg_tensor *x, tg_int_list
     if (ups_vec_size(op, backward ? input_size.data : x->sizes, backward ? input_size.len : x->ndim,
                      output_size, scale_factors, o) != 0)
         return NULL;
-    tg_int_list os = { o, 2 };
+    tg_int_list os = { .len = 2, .data = o };
     tg_opt_float sh = scale_value(scale_factors, 0), sw = scale_value(scale_factors, 1);
     switch (kind) {
     case UPS_NEAREST: return tg_upsample_nearest2d(x, os, .scales_h = sh, .scales_w = sw);

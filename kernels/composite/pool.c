@@ -165,7 +165,7 @@ static tg_tensor *narrow(const char *op, tg_tensor *t, int64_t dim, int64_t star
     if (length < 0 || start > size - length)
         return tg__error(op, "start (%lld) + length (%lld) exceeds dimension size (%lld).",
                          (long long)start, (long long)length, (long long)size);
-    return tg_slice(t, .dim = dim, .start = TG_SOME(start), .end = TG_SOME(start + length));
+    return tg_slice(t, .dim = dim, .start = start, .end = (start + length));
 }
 
 tg_tensor *tg__composite_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
@@ -211,7 +211,7 @@ tg_tensor *tg__composite_constant_pad_nd(tg_tensor *self, tg_int_list pad, doubl
         }
         shape[l_diff + i] = nd;
     }
-    tg_int_list size = { shape, l_inp };
+    tg_int_list size = { .len = l_inp, .data = shape };
     tg_tensor *out = tg_empty(size, .dtype = self->dtype, .device = self->device);
     tg_tensor *f = out ? tg_fill_(out, value) : NULL;
     tg_release(f);
@@ -219,10 +219,10 @@ tg_tensor *tg__composite_constant_pad_nd(tg_tensor *self, tg_int_list pad, doubl
     for (int64_t i = l_diff; i < l_inp && c_out; i++) {
         int64_t pi = 2 * (l_inp - i - 1);
         if (pad.data[pi] > 0)
-            c_out = tg__then(c_out, tg_slice(c_out, .dim = i, .start = TG_SOME(pad.data[pi])));
+            c_out = tg__then(c_out, tg_slice(c_out, .dim = i, .start = pad.data[pi]));
         if (c_out && pad.data[pi + 1] > 0)
             c_out = tg__then(c_out, tg_slice(c_out, .dim = i,
-                                             .end = TG_SOME(c_out->sizes[i] - pad.data[pi + 1])));
+                                             .end = (c_out->sizes[i] - pad.data[pi + 1])));
     }
     tg_tensor *done = c_out ? tg_copy_(c_out, c_input) : NULL;
     tg_release(done);
@@ -240,7 +240,7 @@ tg_tensor *tg__composite_constant_pad_nd_backward(tg_tensor *grad, tg_int_list p
     int64_t *neg = malloc(sizeof(int64_t) * (size_t)(pad.len ? pad.len : 1));
     if (!neg) return tg__error("constant_pad_nd_backward", "out of memory");
     for (int64_t i = 0; i < pad.len; i++) neg[i] = -pad.data[i];
-    tg_int_list np = { neg, pad.len };
+    tg_int_list np = { .len = pad.len, .data = neg };
     tg_tensor *r = tg_constant_pad_nd(grad, np);
     free(neg);
     return r;

@@ -6,7 +6,7 @@
 
 tg_values_indices tg__composite_sort(tg_tensor *self, int64_t dim, bool descending)
 {
-    return tg_sort_stable(self, TG_OPT_BOOL(false), .dim = dim, .descending = descending);
+    return tg_sort_stable(self, false, .dim = dim, .descending = descending);
 }
 
 /* sort's indices; its values are released. */

@@ -79,7 +79,7 @@ tg_tensor *tg__composite_cumsum_backward(tg_tensor *grad, int64_t dim)
     if (tg__numel(grad) <= 1 || grad->sizes[d] == 1) return tg_retain(grad);
     tmp_pool P = { .n = 0 };
     int64_t dd[1] = { d };
-    tg_int_list dl = { dd, 1 };
+    tg_int_list dl = { .len = 1, .data = dd };
     tg_tensor *f = T(tg_flip(grad, dl));
     tg_tensor *c = T(tg_cumsum(f, d));
     tg_tensor *r = T(tg_flip(c, dl));
@@ -105,7 +105,7 @@ tg_tensor *tg__composite_cumprod_backward(tg_tensor *grad, tg_tensor *input, int
     if (input->sizes[d] == 1) return tg_retain(grad);
     tmp_pool P = { .n = 0 };
     int64_t dd[1] = { d };
-    tg_int_list dl = { dd, 1 };
+    tg_int_list dl = { .len = 1, .data = dd };
     tg_tensor *iz = T(tg_eq_scalar(input, 0));  /* input == 0 */
     tg_tensor *cz = T(tg_cumsum(iz, d));        /* zeros so far (int64) */
     tg_tensor *before = T(tg_eq_scalar(cz, 0)); /* k < z */
@@ -146,7 +146,7 @@ tg_tensor *tg__composite_roll_backward(tg_tensor *grad, tg_int_list shifts, tg_i
         return tg__error("roll_backward", "too many shifts (%lld)", (long long)shifts.len);
     int64_t neg[TG_MAX_DIMS * 4];
     for (int64_t i = 0; i < shifts.len; i++) neg[i] = -shifts.data[i];
-    tg_int_list nl = { neg, shifts.len };
+    tg_int_list nl = { .len = shifts.len, .data = neg };
     return tg_roll(grad, nl, .dims = dims);
 }
 
@@ -181,7 +181,7 @@ tg_tensor *tg__composite_repeat_backward(tg_tensor *grad, tg_int_list repeats,
         size[ns++] = input_shape.data[i - lead];
     }
     if (nd == 0) return tg_retain(grad);
-    tg_int_list sl = { size, ns }, dl = { sum_dims, nd };
+    tg_int_list sl = { .len = ns, .data = size }, dl = { .len = nd, .data = sum_dims };
     tg_tensor *g = tg_reshape(grad, sl);
     if (!g) return NULL;
     tg_tensor *r = tg_sum(g, .dim = dl);
@@ -193,12 +193,12 @@ tg_tensor *tg__composite_repeat_backward(tg_tensor *grad, tg_int_list repeats,
  * wrapped dim in *d. NULL with the error recorded. */
 static tg_tensor *ri_input(const char *op, tmp_pool *P, tg_tensor *self, tg_opt_int dim, int64_t *d)
 {
-    if (dim.has_value && self->ndim == 0)
+    if (!tg_is_none_int(dim) && self->ndim == 0)
         return tg__error(op, "Dimension specified as %lld but tensor has no dimensions",
-                         (long long)dim.value);
-    tg_tensor *in = dim.has_value ? self : pool_keep(P, tg_flatten(self));
+                         (long long)dim);
+    tg_tensor *in = !tg_is_none_int(dim) ? self : pool_keep(P, tg_flatten(self));
     if (!in) return NULL;
-    *d = tg__wrap_dim(op, dim.has_value ? dim.value : 0, in->ndim);
+    *d = tg__wrap_dim(op, tg_is_none_int(dim) ? 0 : dim, in->ndim);
     return *d < 0 ? NULL : in;
 }
 
@@ -218,7 +218,7 @@ tg_tensor *tg__composite_repeat_interleave_self_int(tg_tensor *self, int64_t rep
         return tg__error(op, "at most %d dims are supported", TG_MAX_DIMS - 1);
     }
     int64_t n = in->sizes[d];
-    if (output_size.has_value && n > 0 && output_size.value != n * repeats) {
+    if (!tg_is_none_int(output_size) && n > 0 && output_size != n * repeats) {
         pool_finish(&P, NULL);
         return tg__error(op, "allocated size does not match required size");
     }
@@ -228,7 +228,7 @@ tg_tensor *tg__composite_repeat_interleave_self_int(tg_tensor *self, int64_t rep
         if (k == d) esz[e++] = repeats;
         osz[k] = k == d ? n * repeats : in->sizes[k];
     }
-    tg_int_list el = { esz, in->ndim + 1 }, ol = { osz, in->ndim };
+    tg_int_list el = { .len = in->ndim + 1, .data = esz }, ol = { .len = in->ndim, .data = osz };
     tg_tensor *u = T(tg_unsqueeze(in, d + 1));
     tg_tensor *x = T(tg_expand(u, el));
     tg_tensor *r = T(tg_reshape(x, ol));
@@ -260,7 +260,7 @@ tg_tensor *tg__composite_repeat_interleave_self_tensor(tg_tensor *self, tg_tenso
     }
     /* the per-slice counts (expanded when one), checked by the index operator */
     int64_t one_shape[1] = { 1 }, n_shape[1] = { n };
-    tg_int_list one_l = { one_shape, 1 }, n_l = { n_shape, 1 };
+    tg_int_list one_l = { .len = 1, .data = one_shape }, n_l = { .len = 1, .data = n_shape };
     tg_tensor *r1 = one ? T(tg_reshape(repeats, one_l)) : repeats;
     tg_tensor *rs = one && r1 ? T(tg_expand(r1, n_l)) : r1;
     tg_tensor *idx = rs ? T(tg_repeat_interleave(rs, .output_size = output_size)) : NULL;
@@ -286,7 +286,7 @@ tg_tensor *tg__composite_repeat_interleave_self_tensor(tg_tensor *self, tg_tenso
         if (!ex) tg__error(op, "out of memory");
         int64_t esz[TG_MAX_DIMS];
         for (int64_t k = 0; k < in->ndim; k++) esz[k] = in->sizes[k];
-        tg_int_list el = { esz, in->ndim };
+        tg_int_list el = { .len = in->ndim, .data = esz };
         for (int64_t i = 0; ok && i < n; i++) {
             esz[d] = cnt[i];
             ok = (ex[i] = tg_expand(parts.data[i], el)) != NULL;

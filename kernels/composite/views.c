@@ -159,7 +159,7 @@ tg_tensor *tg__composite_as_strided(tg_tensor *self, tg_int_list size, tg_int_li
                 "as_strided", "Trying to create tensor with negative dimension %lld: %s",
                 (long long)size.data[i], tg__shape_str(a, sizeof a, size.data, size.len));
     }
-    int64_t off = storage_offset.has_value ? storage_offset.value : self->storage_offset;
+    int64_t off = tg_is_none_int(storage_offset) ? self->storage_offset : storage_offset;
     if (off < 0)
         return tg__error("as_strided", "Tensor: invalid storage offset %lld", (long long)off);
     int64_t need = 1, numel = 1;
@@ -346,7 +346,7 @@ tg_tensor *tg__composite_slice(tg_tensor *self, int64_t dim, tg_opt_int start, t
     if (d < 0) return NULL;
     if (step <= 0) return tg__error("slice", "slice step must be positive");
     int64_t n = self->sizes[d];
-    int64_t s = start.has_value ? start.value : 0, e = end.has_value ? end.value : INT64_MAX;
+    int64_t s = tg_is_none_int(start) ? 0 : start, e = tg_is_none_int(end) ? INT64_MAX : end;
     if (s < 0) s += n;
     if (e < 0) e += n;
     if (s < 0) s = 0;
@@ -393,7 +393,7 @@ tg_tensor *tg__composite_reshape(tg_tensor *self, tg_int_list shape)
 {
     int64_t sz[TG_MAX_DIMS], st[TG_MAX_DIMS];
     if (infer_size("reshape", shape, tg__numel(self), sz) != 0) return NULL;
-    tg_int_list l = { sz, shape.len };
+    tg_int_list l = { .len = shape.len, .data = sz };
     if (compute_stride(self, sz, shape.len, st)) return tg_view(self, l);
     tg_tensor *c = tg_clone(self, .memory_format = TG_CONTIGUOUS_FORMAT);
     if (!c) return NULL;
@@ -432,7 +432,7 @@ tg_tensor *tg__composite_flatten(tg_tensor *self, int64_t start_dim, int64_t end
         m *= self->sizes[d];
         if (d == e) sz[n++] = m;
     }
-    return tg_reshape(self, ((tg_int_list){ sz, n }));
+    return tg_reshape(self, ((tg_int_list){ .len = n, .data = sz }));
 }
 
 /* self when already contiguous (a new reference), else a contiguous copy. */
@@ -611,8 +611,8 @@ static tg_tensor *matmul_batched(tg_tensor *a, tg_tensor *b)
     ea[nbatch + 1] = m;
     eb[nbatch] = m2;
     eb[nbatch + 1] = p;
-    tg_tensor *xa = tg_expand(a, ((tg_int_list){ ea, nbatch + 2 }));
-    tg_tensor *xb = xa ? tg_expand(b, ((tg_int_list){ eb, nbatch + 2 })) : NULL;
+    tg_tensor *xa = tg_expand(a, ((tg_int_list){ .len = nbatch + 2, .data = ea }));
+    tg_tensor *xb = xa ? tg_expand(b, ((tg_int_list){ .len = nbatch + 2, .data = eb })) : NULL;
     tg_tensor *ra = xb ? tg_reshape(xa, TG_INTS(B, n, m)) : NULL;
     tg_tensor *rb = ra ? tg_reshape(xb, TG_INTS(B, m2, p)) : NULL;
     tg_tensor *c = rb ? tg_bmm(ra, rb) : NULL;
@@ -620,7 +620,7 @@ static tg_tensor *matmul_batched(tg_tensor *a, tg_tensor *b)
     if (c) {
         batch[nbatch] = n;
         batch[nbatch + 1] = p;
-        r = tg_view(c, ((tg_int_list){ batch, nbatch + 2 }));
+        r = tg_view(c, ((tg_int_list){ .len = nbatch + 2, .data = batch }));
     }
     tg_release(xa);
     tg_release(xb);
@@ -662,7 +662,7 @@ tg_tensor *tg__composite_matmul(tg_tensor *self, tg_tensor *other)
                 int64_t shape[TG_MAX_DIMS];
                 memcpy(shape, a->sizes, sizeof(int64_t) * (size_t)a->ndim);
                 shape[a->ndim - 1] = p;
-                r = tg_view(c, ((tg_int_list){ shape, a->ndim }));
+                r = tg_view(c, ((tg_int_list){ .len = a->ndim, .data = shape }));
             }
             tg_release(f);
             tg_release(c);

@@ -30,7 +30,7 @@ static tg_tensor *conv1d_forward(tg_module *m, tg_tensor *x)
     for (int64_t i = 0; i < d; i++) sizes[i] = tg_tensor_size(x, i);
     sizes[d - 1] = c->nf;
     tg_tensor *y = tg_addmm(c->bias, tg_reshape(x, TG_INTS(-1, c->nx)), c->weight);
-    tg_tensor *out = tg_scope_keep(tg_view(y, (tg_int_list){ sizes, d }));
+    tg_tensor *out = tg_scope_keep(tg_view(y, (tg_int_list){ .len = d, .data = sizes }));
     tg_scope_end();
     return out;
 }

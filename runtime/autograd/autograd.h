@@ -145,7 +145,7 @@ static inline void tg__saved_sizes_save(tg_saved_sizes *s, const tg_tensor *t)
 }
 static inline tg_int_list tg__saved_sizes_list(const tg_saved_sizes *s)
 {
-    return (tg_int_list){ s->ndim ? s->sizes : tg__empty_int_list_storage, s->ndim };
+    return (tg_int_list){ .len = s->ndim, .data = s->ndim ? s->sizes : tg__empty_int_list_storage };
 }
 
 /* ---- helpers for formulas ---- */

@@ -31,7 +31,7 @@ static inline TG__UNUSED int tg__gen_not_generated(const char *op, const char *w
 /* `t.strides()` as an int list (borrowed from t, like tg__gen_sizes). */
 static inline TG__UNUSED tg_int_list tg__gen_strides(const tg_tensor *t)
 {
-    return (tg_int_list){ tg_tensor_strides(t), tg_tensor_dim(t) };
+    return (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_strides(t) };
 }
 
 /* An int list of n elements the formula fills (std::vector<int64_t>(n, v), fmap): owned by
@@ -43,9 +43,9 @@ static inline TG__UNUSED tg_int_list tg__gen_ints_new(int64_t n)
     if (!data) {
         tg_set_error(NULL, "backward: out of memory for an int list of %lld elements",
                      (long long)n);
-        return (tg_int_list){ NULL, 0 };
+        return (tg_int_list){ .len = 0, .data = NULL };
     }
-    return (tg_int_list){ data, n > 0 ? n : 0 };
+    return (tg_int_list){ .len = n > 0 ? n : 0, .data = data };
 }
 
 static inline TG__UNUSED void tg__gen_ints_free(tg_int_list l) { free((void *)l.data); }
@@ -97,7 +97,7 @@ static inline TG__UNUSED tg_int_list tg__gen_keep_list_sizes(tg_tensor_list l, i
         out[i] = legacy_empty || dd < 0 || dd >= nd ? 0 : sizes[dd];
     }
     *cursor += (size_t)l.len * sizeof(int64_t);
-    return (tg_int_list){ out, l.len };
+    return (tg_int_list){ .len = l.len, .data = out };
 }
 
 /* Hands the gradients of a Tensor[] argument's formula (owned list l, or { NULL, 0 } after an
@@ -131,7 +131,7 @@ static inline TG__UNUSED int tg__gen_distribute(tg_node *node, int first, tg_ten
 /* A tensor's sizes as an int list, valid while the tensor lives. */
 static inline TG__UNUSED tg_int_list tg__gen_sizes(const tg_tensor *t)
 {
-    return (tg_int_list){ tg_tensor_sizes(t), tg_tensor_dim(t) };
+    return (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) };
 }
 
 /* sizes[d], d counted from the end when negative; -1 with an error when out of range. */
@@ -185,7 +185,7 @@ static inline TG__UNUSED tg_int_list tg__gen_keep_ints(tg_int_list l, char **cur
     int64_t *d = (int64_t *)(void *)*cursor;
     memcpy(d, l.data, (size_t)l.len * sizeof(int64_t));
     *cursor += (size_t)l.len * sizeof(int64_t);
-    return (tg_int_list){ d, l.len };
+    return (tg_int_list){ .len = l.len, .data = d };
 }
 
 /* A Tensor[] / Tensor?[] argument a node keeps (index's indices): a malloc'd copy of the

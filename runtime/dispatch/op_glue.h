@@ -36,6 +36,22 @@ static inline TG__UNUSED void *tg__null_arg(const char *op, const char *arg)
     return tg_set_error(op, "argument '%s' is NULL", arg);
 }
 
+/* An int list argument as its kernel takes it. An option written as a plain number (`.stride
+ * = 2` fills len and leaves data NULL, tg_core.h) is the number n times, in buf (n is the
+ * schema's N of int[N], 1 for int[]; buf is NULL for a positional argument, which cannot be
+ * written so); an option left out is `dflt`. A NULL list is None for an optional kind, the empty
+ * list for a plain one (`tg_full(TG_NO_INTS, 1)` is 0-dim). */
+static inline TG__UNUSED tg_int_list tg__int_list_arg(tg_int_list l, int64_t *buf, int n,
+                                                      bool optional, tg_int_list dflt)
+{
+    if (l.data) return l;
+    if (l.len == TG__DEFAULT_LEN && buf) return dflt;
+    if (l.len == TG_NONE_LEN || l.len == TG__DEFAULT_LEN || !buf)
+        return optional ? TG_NO_INTS : TG_INTS_EMPTY;
+    for (int i = 0; i < n; i++) buf[i] = l.len;
+    return (tg_int_list){ .len = n, .data = buf };
+}
+
 /* The profiler runs: the stub takes its boxed path (the fallback function beside it), where
  * tg_call_boxed_op records the call with its inputs, like any boxed call. Off, this is one load
  * of a global and a branch predicted not taken: no TLS, no call. */

@@ -52,10 +52,12 @@
  *              (those of the kind `suffix` names), or generated from
  *              templates/tg_boxing_<form>.h.in:
  *                value      a value held in the tag's member
- *                list       a (data, len) list; given as { NULL, 0 } it is the empty list
+ *                list       a (len, data) or (data, len) list; a NULL .data is the empty list
  *                enum       an enum held in .v.i; its `none` value boxes as None
  *                pointer    a pointer held in the tag's member; NULL boxes as None
- *                opt_value  optional: a { has_value, value } struct around the plain kind
+ *                opt_sentinel  optional: the plain kind's value in `ctype`, None when it is
+ *                           `none`, a value no argument takes (compared bit for bit: float?'s
+ *                           is a NaN with a payload of its own)
  *                opt_list   optional: the plain list, None when .data is NULL
  *                opt_same   optional: the plain kind's C type, None when it is `none`
  *   tag        the tag of its boxed values (TG_IV_<tag>)
@@ -66,26 +68,26 @@
  *              "" for a plain kind
  *   error      for a kind an operator may return, the value its function returns on an error;
  *              "" for a kind that cannot be a result
- * The optionals are spelled here per kind (none, some): tg_opt_int's { has_value, value } is
- * TG_OPT_INT / TG_NONE_INT in the public header (tg_core.h), kept by hand. */
+ * The sentinels (TG_NONE_INT, TG_NONE_FLOAT, TG_NONE_BOOL, TG_NONE_LEN) and the optional
+ * numbers' C types are declared by hand in the public header (tg_core.h). */
 #define TG_SCHEMA_KINDS(X)                                                                         \
     X(TENSOR, "Tensor", "tg_tensor *", "tensor", "written", TENSOR, "NULL", "", "NULL")            \
     X(OPT_TENSOR, "Tensor?", "tg_tensor *", "opt_tensor", "opt_same", TENSOR, "NULL", "%s", "")    \
     X(TENSOR_LIST, "Tensor[]", "tg_tensor_list", "tensor_list", "written", TENSOR_LIST, "", "",    \
       "(tg_tensor_list){ NULL, 0 }")                                                               \
     X(INT, "int SymInt DeviceIndex", "int64_t", "int", "value", INT, "", "", "0")                  \
-    X(OPT_INT, "int? SymInt? DeviceIndex?", "tg_opt_int", "opt_int", "opt_value", INT,             \
-      "{ false, 0 }", "{ true, %s }", "")                                                          \
+    X(OPT_INT, "int? SymInt? DeviceIndex?", "tg_opt_int", "opt_int", "opt_sentinel", INT,          \
+      "TG_NONE_INT", "%s", "")                                                          \
     X(INT_LIST, "int[] SymInt[] DeviceIndex[]", "tg_int_list", "int_list", "list", INT_LIST, "",   \
-      "", "(tg_int_list){ NULL, 0 }")                                                              \
+      "", "(tg_int_list){ .len = 0, .data = NULL }")                                              \
     X(OPT_INT_LIST, "int[]? SymInt[]? DeviceIndex[]?", "tg_int_list", "opt_int_list", "opt_list",  \
-      INT_LIST, "{ NULL, 0 }", "%s", "")                                                           \
+      INT_LIST, "{ .len = TG_NONE_LEN, .data = NULL }", "%s", "")                                                           \
     X(DOUBLE, "Scalar float SymFloat", "double", "double", "written", DOUBLE, "", "", "NAN")       \
-    X(OPT_DOUBLE, "Scalar? float? SymFloat?", "tg_opt_float", "opt_double", "opt_value", DOUBLE,   \
-      "{ false, 0 }", "{ true, %s }", "")                                                          \
+    X(OPT_DOUBLE, "Scalar? float? SymFloat?", "tg_opt_float", "opt_double", "opt_sentinel",        \
+      DOUBLE, "TG_NONE_FLOAT", "%s", "")                                                          \
     X(BOOL, "bool SymBool", "bool", "bool", "value", BOOL, "", "", "false")                        \
-    X(OPT_BOOL, "bool? SymBool?", "tg_opt_bool", "opt_bool", "opt_value", BOOL,                    \
-      "{ false, false }", "{ true, %s }", "")                                                      \
+    X(OPT_BOOL, "bool? SymBool?", "tg_opt_bool", "opt_bool", "opt_sentinel", BOOL, "TG_NONE_BOOL", \
+      "%s", "")                                                      \
     X(DTYPE, "ScalarType", "tg_dtype", "dtype", "enum", DTYPE, "TG_DTYPE_NONE", "",                \
       "TG_DTYPE_NONE")                                                                             \
     X(OPT_DTYPE, "ScalarType?", "tg_dtype", "opt_dtype", "opt_same", DTYPE, "TG_DTYPE_NONE", "%s", \
@@ -112,13 +114,13 @@
     X(FLOAT_LIST, "float[] SymFloat[] Scalar[]", "tg_float_list", "float_list", "list",            \
       FLOAT_LIST, "", "", "")                                                                      \
     X(OPT_FLOAT_LIST, "float[]? SymFloat[]? Scalar[]?", "tg_float_list", "opt_float_list",         \
-      "opt_list", FLOAT_LIST, "{ NULL, 0 }", "%s", "")                                             \
+      "opt_list", FLOAT_LIST, "{ .data = NULL, .len = 0 }", "%s", "")                                             \
     X(BOOL_LIST, "bool[] SymBool[]", "tg_bool_list", "bool_list", "list", BOOL_LIST, "", "", "")   \
     X(OPT_BOOL_LIST, "bool[]? SymBool[]?", "tg_bool_list", "opt_bool_list", "opt_list", BOOL_LIST, \
-      "{ NULL, 0 }", "%s", "")                                                                     \
+      "{ .data = NULL, .len = 0 }", "%s", "")                                                                     \
     X(STR_LIST, "str[] Dimname[]", "tg_str_list", "str_list", "list", STR_LIST, "", "", "")        \
     X(OPT_STR_LIST, "str[]? Dimname[]?", "tg_str_list", "opt_str_list", "opt_list", STR_LIST,      \
-      "{ NULL, 0 }", "%s", "")                                                                     \
+      "{ .data = NULL, .len = 0 }", "%s", "")                                                                     \
     X(STORAGE, "Storage", "tg_storage *", "storage", "pointer", STORAGE, "NULL", "", "")           \
     X(OPT_STORAGE, "Storage?", "tg_storage *", "opt_storage", "opt_same", STORAGE, "NULL", "%s",   \
       "")                                                                                          \

@@ -18,7 +18,7 @@ tg_tensor *api_check_binary(tg_tensor *a, tg_tensor *b)
     tg_tensor *e = tg_mul(c, d); /* no defaults: a plain function */
     tg_tensor *f = tg_add_scalar(e, 1.5, .alpha = -1);
     tg_tensor *g = tg_div_mode(f, b, "floor");
-    tg_tensor *h = tg_clamp(g, .min = TG_SOME(0.0), .max = TG_OPT_FLOAT(6.0));
+    tg_tensor *h = tg_clamp(g, .min = 0.0, .max = 6.0);
     tg_release(c);
     tg_release(d);
     tg_release(e);
@@ -32,8 +32,8 @@ tg_tensor *api_check_reduce(tg_tensor *x)
     tg_tensor *s0 = tg_sum(x); /* over every dim */
     tg_tensor *s1 = tg_sum(x, .dim = TG_INTS(1), .keepdim = true);
     tg_tensor *s2 = tg_sum(x, .dim = TG_INTS(0, 1), .dtype = TG_FLOAT64);
-    tg_tensor *v = tg_var(x, .correction = TG_SOME(0));
-    tg_tensor *am = tg_argmax(x, .dim = TG_OPT_INT(-1), .keepdim = false);
+    tg_tensor *v = tg_var(x, .correction = 0);
+    tg_tensor *am = tg_argmax(x, .dim = -1, .keepdim = false);
     tg_release(s0);
     tg_release(s2);
     tg_release(v);

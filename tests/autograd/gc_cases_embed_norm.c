@@ -26,21 +26,21 @@ static const int64_t ns_last[1] = { 4 }, ns_two[2] = { 3, 4 };
 
 GC_FN(f_native_ln)
 {
-    return first3(tg_native_layer_norm(x[0], (tg_int_list){ ns_last, 1 }, x[1], x[2], 1e-5), y);
+    return first3(tg_native_layer_norm(x[0], (tg_int_list){ .len = 1, .data = ns_last }, x[1], x[2], 1e-5), y);
 }
 GC_FN(f_native_ln_two_plain)
 {
-    return first3(tg_native_layer_norm(x[0], (tg_int_list){ ns_two, 2 }, NULL, NULL, 1e-5), y);
+    return first3(tg_native_layer_norm(x[0], (tg_int_list){ .len = 2, .data = ns_two }, NULL, NULL, 1e-5), y);
 }
 GC_FN(f_ln)
 {
-    tg_int_list ns = { ns_last, 1 };
+    tg_int_list ns = { .len = 1, .data = ns_last };
     y[0] = tg_layer_norm(x[0], ns, .weight = x[1], .bias = x[2], .eps = 1e-3);
     return 1;
 }
 GC_FN(f_native_ln_backward)
 {
-    tg_int_list ns = { ns_last, 1 };
+    tg_int_list ns = { .len = 1, .data = ns_last };
     tg_tensors3 r = tg_native_layer_norm(x[1], ns, x[2], NULL, 1e-5);
     tg_tensors3 g = tg_native_layer_norm_backward(x[0], x[1], ns, r.r1, r.r2, x[2], NULL,
                                                   TG_BOOLS(true, true, false));
@@ -50,7 +50,7 @@ GC_FN(f_native_ln_backward)
 }
 GC_FN(f_native_ln_backward_plain)
 {
-    tg_int_list ns = { ns_two, 2 };
+    tg_int_list ns = { .len = 2, .data = ns_two };
     tg_tensors3 r = tg_native_layer_norm(x[1], ns, NULL, NULL, 1e-5);
     tg_tensors3 g = tg_native_layer_norm_backward(x[0], x[1], ns, r.r1, r.r2, NULL, NULL,
                                                   TG_BOOLS(true, false, false));
@@ -61,14 +61,14 @@ GC_FN(f_native_ln_backward_plain)
 }
 GC_FN(f_rms)
 {
-    tg_int_list ns = { ns_last, 1 };
+    tg_int_list ns = { .len = 1, .data = ns_last };
     y[0] = tg_rms_norm(x[0], ns, .weight = x[1]);
     return 1;
 }
 GC_FN(f_rms_two_eps)
 {
-    tg_int_list ns = { ns_two, 2 };
-    tg_opt_float eps = { true, 1e-2 };
+    tg_int_list ns = { .len = 2, .data = ns_two };
+    tg_opt_float eps = 1e-2;
     y[0] = tg_rms_norm(x[0], ns, .eps = eps);
     return 1;
 }

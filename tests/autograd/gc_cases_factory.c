@@ -50,7 +50,7 @@ GC_FN(f_random_)
 {
     tg_generator *g = tg_generator_new(7);
     tg_tensor *s = tg_clone(x[0]);
-    int n = gc_inplace_result(s, tg_random_(s, 0, TG_OPT_INT(10), .generator = g), y);
+    int n = gc_inplace_result(s, tg_random_(s, 0, 10, .generator = g), y);
     tg_generator_free(g);
     return n;
 }

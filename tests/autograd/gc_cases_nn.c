@@ -65,7 +65,7 @@ GC_FN(f_dropout_eval) { return gc_y1(y, tg_dropout(x[0], 0.4, false)); }
 GC_FN(f_native_dropout)
 {
     tg_manual_seed(11);
-    tg_tensors2 r = tg_native_dropout(x[0], 0.3, TG_OPT_BOOL(true));
+    tg_tensors2 r = tg_native_dropout(x[0], 0.3, true);
     return gc_y2(y, r.r0, r.r1);
 }
 GC_FN(f_native_dropout_backward)

@@ -63,7 +63,7 @@ GC_FN(f_ap2d_opts)
 }
 GC_FN(f_ap2d_div)
 {
-    return gc_y1(y, tg_avg_pool2d(x[0], TG_INTS(2), .divisor_override = TG_SOME(3)));
+    return gc_y1(y, tg_avg_pool2d(x[0], TG_INTS(2), .divisor_override = 3));
 }
 GC_FN(f_ap2d_backward)
 {

@@ -30,7 +30,7 @@ GC_FN(f_max_dim) { return gc_y_vi(y, tg_max_dim(x[0], 1)); }
 GC_FN(f_max_dim_keep) { return gc_y_vi(y, tg_max_dim(x[0], 0, .keepdim = true)); }
 GC_FN(f_min_dim) { return gc_y_vi(y, tg_min_dim(x[0], -1)); }
 GC_FN(f_var_dim) { return gc_y1(y, tg_var(x[0], .dim = TG_INTS(1))); }
-GC_FN(f_var_all_c0) { return gc_y1(y, tg_var(x[0], .correction = TG_SOME(0))); }
+GC_FN(f_var_all_c0) { return gc_y1(y, tg_var(x[0], .correction = 0)); }
 GC_FN(f_var_keep) { return gc_y1(y, tg_var(x[0], .dim = TG_INTS(0), .keepdim = true)); }
 GC_FN(f_std_dim) { return gc_y1(y, tg_std(x[0], .dim = TG_INTS(-1))); }
 GC_FN(f_std_all) { return gc_y1(y, tg_std(x[0])); }

@@ -3,10 +3,10 @@
  * sort_backward, has no derivative of its own yet (double backward is not supported). */
 #include "gradcheck.h"
 
-GC_FN(f_sort_last) { return gc_y_vi(y, tg_sort_stable(x[0], TG_OPT_BOOL(true))); }
+GC_FN(f_sort_last) { return gc_y_vi(y, tg_sort_stable(x[0], true)); }
 GC_FN(f_sort_dim0_desc)
 {
-    return gc_y_vi(y, tg_sort_stable(x[0], TG_OPT_BOOL(false), .dim = 0, .descending = true));
+    return gc_y_vi(y, tg_sort_stable(x[0], false, .dim = 0, .descending = true));
 }
 GC_FN(f_sort_composite)
 {

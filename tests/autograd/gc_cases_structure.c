@@ -66,7 +66,7 @@ GC_FN(f_repeat_backward)
 }
 GC_FN(f_ri_dim)
 {
-    tg_opt_int d = { true, 1 };
+    tg_opt_int d = 1;
     y[0] = tg_repeat_interleave_self_int(x[0], 2, .dim = d);
     return 1;
 }
@@ -80,7 +80,7 @@ GC_FN(f_ri_tensor)
         cnt = a ? tg_flip(a, TG_INTS(0)) : NULL;
         tg_release(a);
     }
-    tg_opt_int d = { true, 1 };
+    tg_opt_int d = 1;
     y[0] = cnt ? tg_repeat_interleave_self(x[0], cnt, .dim = d) : NULL;
     tg_release(cnt);
     return y[0] ? 1 : -1;

@@ -14,12 +14,12 @@
 GC_FN(f_where) { return gc_y1(y, tg_where(x[0], x[1], x[2])); }
 GC_FN(f_where_scalar_self) { return gc_y1(y, tg_where_scalar_self(x[0], 2, x[1])); }
 GC_FN(f_where_scalar_other) { return gc_y1(y, tg_where_scalar_other(x[0], x[1], -2)); }
-GC_FN(f_clamp) { return gc_y1(y, tg_clamp(x[0], .min = TG_SOME(-0.3), .max = TG_SOME(0.4))); }
-GC_FN(f_clamp_min) { return gc_y1(y, tg_clamp(x[0], .min = TG_SOME(0.1))); }
+GC_FN(f_clamp) { return gc_y1(y, tg_clamp(x[0], .min = -0.3, .max = 0.4)); }
+GC_FN(f_clamp_min) { return gc_y1(y, tg_clamp(x[0], .min = 0.1)); }
 GC_FN(f_clamp_)
 {
     tg_tensor *s = tg_clone(x[0]);
-    return gc_inplace_result(s, tg_clamp_(s, .max = TG_SOME(0.2)), y);
+    return gc_inplace_result(s, tg_clamp_(s, .max = 0.2), y);
 }
 /* min = x[1] - 0.5 and max = x[2] + 0.5 (so that min < max mostly), both differentiated. */
 GC_FN(f_clamp_tensor)

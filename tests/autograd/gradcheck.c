@@ -93,7 +93,7 @@ static tg_tensor *layout_view(const gc_input *spec, tg_device device)
         base_shape[nd - 1] = 2 * spec->shape[nd - 1];
     }
     tg_tensor *base =
-        tg_zeros(((tg_int_list){ base_shape, nd }), .dtype = TG_FLOAT64, .device = device);
+        tg_zeros(((tg_int_list){ .len = nd, .data = base_shape }), .dtype = TG_FLOAT64, .device = device);
     if (!base) return NULL;
     tg_tensor *view = layout == GC_TRANSPOSED ? tg_transpose(base, -1, -2)
                       : layout == GC_STRIDED  ? tg_slice(base, .dim = nd - 1, .step = 2)
@@ -159,7 +159,7 @@ tg_tensor *gc_make_input_on(const gc_input *spec, uint64_t *seed, tg_device devi
     if (!cpu || device.type == TG_CPU) return cpu;
     bool floating = tg_dtype_is_floating(tg_tensor_dtype(cpu));
     tg_tensor *view = floating ? layout_view(spec, device)
-                               : tg_empty(((tg_int_list){ spec->shape, spec->ndim }),
+                               : tg_empty(((tg_int_list){ .len = spec->ndim, .data = spec->shape }),
                                           .dtype = tg_tensor_dtype(cpu), .device = device);
     tg_tensor *done = view ? tg_copy_(view, cpu) : NULL;
     tg_release(done);

@@ -56,7 +56,7 @@ static const char *const edge_user =
     "tg_tensor *edge_user(tg_tensor *x) {\n"
     "    tg_tensor *a = tg_edge_all_defaults();\n"
     "    tg_tensor *b = tg_edge_all_defaults(.n = 4, .device = TG_DEVICE_CPU);\n"
-    "    tg_tensor *c = tg_edge_lists(x, .stride = TG_INTS(2, 2), .mode = \"sum\", .flag = TG_SOME(false));\n"
+    "    tg_tensor *c = tg_edge_lists(x, .stride = TG_INTS(2, 2), .mode = \"sum\", .flag = false);\n"
     "    tg_tensor *d = tg_edge_lists(x);\n"
     "    tg_tensors2 e = tg_edge_multi(x);\n"
     "    tg_tensor *f = tg_edge_keyword(x, 1, .double_ = 3);\n"

@@ -96,8 +96,8 @@ Test(tgen_pytorch_forms, quotes_comments_in_formulas)
 Test(tgen_pytorch_forms, engine_uses_the_derived_c_names)
 {
     const char *const calls[] = {
-        "tg_sum_dim_intlist(r, ((tg_int_list){ dims, nd }), .keepdim = true)",
-        "tg_zeros(((tg_int_list){ m->sizes, m->ndim }), .dtype = m->dtype, .device = m->device)",
+        "tg_sum_dim_intlist(r, ((tg_int_list){ .len = nd, .data = dims }), .keepdim = true)",
+        "tg_zeros(((tg_int_list){ .len = m->ndim, .data = m->sizes }), .dtype = m->dtype, .device = m->device)",
         "tg_to_dtype(r, m->dtype)",
         "return tg_add(a, b);",
     };
@@ -131,7 +131,7 @@ Test(tgen_pytorch_forms, compiles_the_cpp_forms)
                "tg_tensor **out)");
     expect_has("{ TG_AGF_STATUS, -1, UINT64_C(0x1), -1, NULL, .fn.status = OptGradBackward0_self "
                "}");
-    expect_has("n->dim.has_value && (((void)s_self, TG_STRIDED) == TG_STRIDED)");
+    expect_has("(!tg_is_none_int(n->dim)) && (((void)s_self, TG_STRIDED) == TG_STRIDED)");
     expect_has("if ((grads[0] != NULL) && tg_is_grad_enabled()) {");
     expect_has("sqrt((double)(3.1415926535897931))");
     /* x.options() for dtype, layout, device and pin_memory; int lists filled in a loop */

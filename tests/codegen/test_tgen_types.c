@@ -68,11 +68,13 @@ Test(tgen_types, declarations)
         "    tg_tensor *r3;\n    int64_t r4;\n} tg_tuple_tensorx4_int;",
         "    double r0;\n    int64_t r1;\n} tg_tuple_float_int;",
         /* every new default as a C initialiser */
-        ".dim = { NULL, 0 }, .output_mask = { tg__default_tt_defaults_output_mask, 3 }, "
-        ".scales = { tg__default_tt_defaults_scales, 3 }, .factors = { NULL, 0 }, .modes = { "
-        "tg__empty_str_list_storage, 0 }, .names = { tg__empty_str_list_storage, 0 }, .mask = { "
-        "NULL, 0 }, .value = { false, 0 }, .eps = 1e-5, .flag = true, .index = 0, .qscheme = "
-        "TG_PER_TENSOR_AFFINE, .maybe = TG_QSCHEME_NONE, __VA_ARGS__ })",
+        ".dim = { .data = NULL, .len = 0 }, .output_mask = { .len = 3, .data = "
+        "tg__default_tt_defaults_output_mask }, .scales = { .len = 3, .data = "
+        "tg__default_tt_defaults_scales }, .factors = { .data = NULL, .len = 0 }, .modes = { .len "
+        "= 0, .data = tg__empty_str_list_storage }, .names = { .len = 0, .data = "
+        "tg__empty_str_list_storage }, .mask = { .data = NULL, .len = 0 }, .value = TG_NONE_FLOAT, "
+        ".eps = 1e-5, .flag = true, .index = 0, .qscheme = TG_PER_TENSOR_AFFINE, .maybe = "
+        "TG_QSCHEME_NONE, __VA_ARGS__ })",
         "extern const bool tg__default_tt_defaults_output_mask[];",
         "extern const double tg__default_tt_defaults_scales[];",
     };
@@ -105,7 +107,7 @@ static const char *const user =
     "    tg_tensor *g = tg_tt_defaults(x, .output_mask = TG_BOOLS(false, false, true),\n"
     "                                  .modes = TG_STRS(\"a\"), .names = TG_STRS_EMPTY,\n"
     "                                  .factors = TG_FLOATS_EMPTY, .mask = TG_BOOLS_EMPTY,\n"
-    "                                  .qscheme = TG_PER_CHANNEL_AFFINE, .value = TG_SOME(1.5));\n"
+    "                                  .qscheme = TG_PER_CHANNEL_AFFINE, .value = 1.5);\n"
     "    tg_tensor *h = tg_tt_quantize(x, q, st, TG_STRS(\"x\"), TG_TENSORS(x), NULL);\n"
     "    int status = tg_record_stream(x, 0) | tg__foreach_add_scalar_(TG_TENSORS(x), 1.0);\n"
     "    tg_hist_bin_edges_tensorlist i = tg_histogramdd(x, TG_INTS(4));\n"

@@ -15,7 +15,7 @@ Test(cuda_random, skipped) { KT_SKIP_NO_CUDA_BUILD(); }
 
 static tg_tensor *empty_cuda(const int64_t *shape, int64_t ndim, tg_dtype dt)
 {
-    tg_int_list size = { shape, ndim };
+    tg_int_list size = { .len = ndim, .data = shape };
     tg_tensor *t = tg_empty(size, .dtype = dt, .device = TG_DEVICE_CUDA(0));
     cr_assert(t, "empty: %s", tg_last_error());
     return t;
@@ -79,7 +79,7 @@ Test(cuda_random, random_ranges_and_reproducibility)
         tg_dtype dt = all_dtypes[d];
         int64_t to = dt == TG_BOOL ? 2 : 10;
         tg_tensor *g = empty_cuda(shape, 1, dt);
-        tg_tensor *r = tg_random_(g, 0, TG_OPT_INT(to));
+        tg_tensor *r = tg_random_(g, 0, to);
         cr_assert(r, "random_ %s: %s", tg_dtype_name(dt), tg_last_error());
         double *v = kt_values(g);
         bool seen[10] = { false };
@@ -160,7 +160,7 @@ Test(cuda_random, native_dropout)
         int64_t n = 1 << 16;
         tg_tensor *x = kt_rand(&n, 1, dt, 8, -2, 2), *g = kt_cuda(x);
         double p = 0.3;
-        tg_tensors2 r = tg_native_dropout(g, p, TG_OPT_BOOL(true));
+        tg_tensors2 r = tg_native_dropout(g, p, true);
         cr_assert(r.r0 && r.r1, "native_dropout: %s", tg_last_error());
         cr_assert_eq(tg_tensor_dtype(r.r1), TG_BOOL);
         double *m = kt_values(r.r1), *y = kt_values(r.r0), *xv = kt_values(x);
@@ -176,7 +176,7 @@ Test(cuda_random, native_dropout)
         free(m);
         free(y);
         free(xv);
-        tg_tensors2 e = tg_native_dropout(g, p, TG_OPT_BOOL(false));
+        tg_tensors2 e = tg_native_dropout(g, p, false);
         kt_assert_cuda_close(e.r0, x, 0, 0, "dropout eval is the identity");
         tg_scope_end();
     }

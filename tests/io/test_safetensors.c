@@ -584,7 +584,7 @@ Test(safetensors, cuda_round_trip)
     char *dir = kt_tmpdir(), path[512];
     st_path(path, sizeof path, dir, "cuda.safetensors");
     static const int64_t shape[] = { 5, 7 };
-    tg_int_list sz = { shape, 2 };
+    tg_int_list sz = { .len = 2, .data = shape };
     tg_scope_begin();
     tg_tensor *h = st_values(shape, 2, TG_FLOAT32, 3);
     tg_tensor *d = tg_empty(sz, .dtype = TG_FLOAT32, .device = TG_DEVICE_CUDA(0));

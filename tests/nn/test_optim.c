@@ -440,8 +440,8 @@ Test(optim, slot_is_read_each_step)
 static void accumulate(tg_tensor *w, tg_tensor *x, tg_tensor *y, int64_t r0, int64_t r1, double div)
 {
     tg_scope_begin();
-    tg_tensor *xs = tg_slice(x, .dim = 0, .start = TG_SOME(r0), .end = TG_SOME(r1));
-    tg_tensor *ys = tg_slice(y, .dim = 0, .start = TG_SOME(r0), .end = TG_SOME(r1));
+    tg_tensor *xs = tg_slice(x, .dim = 0, .start = r0, .end = r1);
+    tg_tensor *ys = tg_slice(y, .dim = 0, .start = r0, .end = r1);
     tg_tensor *d = tg_sub(tg_matmul(xs, tg_t(w)), ys);
     tg_tensor *loss = tg_div_scalar(tg_mean(tg_mul(d, d)), div);
     cr_assert(loss, "%s", tg_last_error());

@@ -20,7 +20,7 @@ TG_COVERS("scaled_dot_product_attention", "_scaled_dot_product_attention_math",
 
 static tg_opt_float scale_of(const fx_attn_case *c)
 {
-    return isnan(c->scale) ? (tg_opt_float){ false, 0 } : (tg_opt_float){ true, c->scale };
+    return isnan(c->scale) ? TG_NONE_FLOAT : c->scale;
 }
 
 static tg_tensor *mask_of(const fx_attn_case *c, tg_dtype dt)
@@ -101,9 +101,9 @@ static void strided_qkv(int64_t B, int64_t H, int64_t T, int64_t d, tg_dtype dt,
     tg_tensor *parts[3];
     for (int i = 0; i < 3; i++) {
         tg_tensor *s =
-            tg_slice(p, .dim = 2, .start = TG_SOME(i * H * d), .end = TG_SOME((i + 1) * H * d));
+            tg_slice(p, .dim = 2, .start = (i * H * d), .end = ((i + 1) * H * d));
         int64_t vsz[4] = { B, T, H, d };
-        tg_int_list size = { vsz, 4 };
+        tg_int_list size = { .len = 4, .data = vsz };
         parts[i] = tg_transpose(tg_view(s, size), 1, 2);
     }
     *q = parts[0];

@@ -179,7 +179,7 @@ Test(clip_grad_norm, adamw_five_steps_match_torch_optim_adamw)
             tg_tensor *p[3], *m[3], *v[3], *vmax[3];
             for (int i = 0; i < 3; i++) {
                 p[i] = make(PS[i], i, dts[k]);
-                tg_int_list size = { SHAPES[i], NDIMS[i] };
+                tg_int_list size = { .len = NDIMS[i], .data = SHAPES[i] };
                 m[i] = tg_zeros(size, .dtype = dts[k]);
                 v[i] = tg_zeros(size, .dtype = dts[k]);
                 vmax[i] = tg_zeros(size, .dtype = dts[k]);

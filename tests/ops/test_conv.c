@@ -21,9 +21,9 @@ static int64_t numel_of(const int64_t *s, int n)
 /* The case's front end on x, w, b (b may be NULL). */
 static tg_tensor *call_case(const fx_conv_case *c, tg_tensor *x, tg_tensor *w, tg_tensor *b)
 {
-    tg_int_list st = { c->stride, c->n_stride }, pd = { c->padding, c->n_padding },
-                dl = { c->dilation, c->n_dilation },
-                op = { c->output_padding, c->n_output_padding };
+    tg_int_list st = { .len = c->n_stride, .data = c->stride }, pd = { .len = c->n_padding, .data = c->padding },
+                dl = { .len = c->n_dilation, .data = c->dilation },
+                op = { .len = c->n_output_padding, .data = c->output_padding };
     if (c->transposed) {
         switch (c->nsp) {
         case 1:
@@ -187,7 +187,7 @@ static void expect_conv2d_error(const int64_t *xs, int xn, const int64_t *ws, in
                                 int64_t groups, int64_t bias_len)
 {
     kt_live live = kt_live_now();
-    tg_int_list xl = { xs, xn }, wl = { ws, wn };
+    tg_int_list xl = { .len = xn, .data = xs }, wl = { .len = wn, .data = ws };
     tg_tensor *x = tg_zeros(xl);
     tg_tensor *w = tg_zeros(wl);
     tg_tensor *b = bias_len >= 0 ? tg_zeros(TG_INTS(bias_len)) : NULL;

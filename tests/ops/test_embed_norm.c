@@ -55,7 +55,7 @@ Test(embed_norm, native_layer_norm_forward_backward)
             const double *y, *mean, *rstd, *gx, *gw, *gb;
             int64_t nstat;
         } cs[3] = {
-            { { ns1, 1 },
+            { { .len = 1, .data = ns1 },
               w5,
               b5,
               fx_ln_last_y,
@@ -65,7 +65,7 @@ Test(embed_norm, native_layer_norm_forward_backward)
               fx_ln_last_gw,
               fx_ln_last_gb,
               12 },
-            { { ns2, 2 },
+            { { .len = 2, .data = ns2 },
               w45,
               b45,
               fx_ln_two_y,
@@ -75,7 +75,7 @@ Test(embed_norm, native_layer_norm_forward_backward)
               fx_ln_two_gw,
               fx_ln_two_gb,
               3 },
-            { { ns1, 1 },
+            { { .len = 1, .data = ns1 },
               NULL,
               NULL,
               fx_ln_plain_y,
@@ -130,7 +130,7 @@ Test(embed_norm, native_layer_norm_forward_backward)
 Test(embed_norm, layer_norm_through_autograd)
 {
     static const int64_t ns1[] = { 5 };
-    tg_int_list ns = { ns1, 1 };
+    tg_int_list ns = { .len = 1, .data = ns1 };
     for (int k = 0; k < 2; k++) {
         kt_live base = kt_live_now();
         tg_dtype dt = DTS[k];
@@ -163,8 +163,8 @@ Test(embed_norm, layer_norm_non_contiguous_and_empty)
     /* a transposed input equals the same values made contiguous */
     tg_tensor *x = T(fx_ln_x, TG_FLOAT64, 4, 3);
     tg_tensor *xt = tg_transpose(x, 0, 1), *xc = tg_contiguous(xt);
-    tg_tensors3 a = tg_native_layer_norm(xt, (tg_int_list){ ns4, 1 }, NULL, NULL, 1e-5);
-    tg_tensors3 b = tg_native_layer_norm(xc, (tg_int_list){ ns4, 1 }, NULL, NULL, 1e-5);
+    tg_tensors3 a = tg_native_layer_norm(xt, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
+    tg_tensors3 b = tg_native_layer_norm(xc, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
     cr_assert(a.r0 && b.r0, "%s", tg_last_error());
     double *bv = kt_values(b.r0);
     kt_assert_close(a.r0, bv, 12, 0, 1e-15, "transposed");
@@ -173,13 +173,13 @@ Test(embed_norm, layer_norm_non_contiguous_and_empty)
     kt_release_tensors3(b);
     /* no rows: empty outputs; empty rows: mean 0, rstd nan (PyTorch's) */
     tg_tensor *e = T(NULL, TG_FLOAT32, 0, 3);
-    a = tg_native_layer_norm(e, (tg_int_list){ ns1, 1 }, NULL, NULL, 1e-5);
+    a = tg_native_layer_norm(e, (tg_int_list){ .len = 1, .data = ns1 }, NULL, NULL, 1e-5);
     cr_assert(a.r0, "%s", tg_last_error());
     cr_assert_eq(tg_tensor_numel(a.r0), 0);
     cr_assert_eq(tg_tensor_numel(a.r1), 0);
     kt_release_tensors3(a);
     tg_tensor *e2 = T(NULL, TG_FLOAT32, 2, 0);
-    a = tg_native_layer_norm(e2, (tg_int_list){ ns0, 1 }, NULL, NULL, 1e-5);
+    a = tg_native_layer_norm(e2, (tg_int_list){ .len = 1, .data = ns0 }, NULL, NULL, 1e-5);
     cr_assert(a.r0, "%s", tg_last_error());
     static const double want_m[2] = { 0, 0 }, want_r[2] = { NAN, NAN };
     kt_assert_close(a.r1, want_m, 2, 0, 0, "empty rows mean");
@@ -198,27 +198,27 @@ Test(embed_norm, layer_norm_errors)
     tg_tensor *w3 = T(fx_ln_w5, TG_FLOAT32, 3), *b22 = T(fx_ln_x, TG_FLOAT32, 2, 2);
     tg_tensor *w4d = T(fx_ln_w5, TG_FLOAT64, 4);
     tg_tensor *xi = T(fx_ln_x, TG_INT64, 2, 4);
-    tg_tensors3 r = tg_native_layer_norm(x, (tg_int_list){ ns3, 1 }, NULL, NULL, 1e-5);
+    tg_tensors3 r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns3 }, NULL, NULL, 1e-5);
     kt_expect_error(r.r0,
                     "Given normalized_shape=[3], expected input with shape [*, 3], but got input "
                     "of size[2, 4]");
-    r = tg_native_layer_norm(x, (tg_int_list){ ns244, 3 }, NULL, NULL, 1e-5);
+    r = tg_native_layer_norm(x, (tg_int_list){ .len = 3, .data = ns244 }, NULL, NULL, 1e-5);
     kt_assert_error("Given normalized_shape=[2, 4, 4], expected input with shape [*, 2, 4, 4], "
                     "but got input of size[2, 4]");
-    r = tg_native_layer_norm(x, (tg_int_list){ ns4, 1 }, w3, NULL, 1e-5);
+    r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns4 }, w3, NULL, 1e-5);
     kt_assert_error("Expected weight to be of same shape as normalized_shape, but got weight of "
                     "shape [3] and normalized_shape = [4]");
-    r = tg_native_layer_norm(x, (tg_int_list){ ns4, 1 }, NULL, b22, 1e-5);
+    r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns4 }, NULL, b22, 1e-5);
     kt_assert_error("Expected bias to be of same shape as normalized_shape, but got bias of shape "
                     "[2, 2] and normalized_shape = [4]");
-    r = tg_native_layer_norm(x, (tg_int_list){ ns4, 0 }, NULL, NULL, 1e-5);
+    r = tg_native_layer_norm(x, (tg_int_list){ .len = 0, .data = ns4 }, NULL, NULL, 1e-5);
     kt_assert_error("Expected normalized_shape to be at least 1-dimensional, i.e., containing at "
                     "least one element, but got normalized_shape = []");
-    r = tg_native_layer_norm(xi, (tg_int_list){ ns4, 1 }, NULL, NULL, 1e-5);
+    r = tg_native_layer_norm(xi, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
     kt_assert_error("\"LayerNormKernelImpl\" not implemented for 'Long'");
-    r = tg_native_layer_norm(x, (tg_int_list){ ns4, 1 }, w4d, NULL, 1e-5);
+    r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns4 }, w4d, NULL, 1e-5);
     kt_assert_error("expected scalar type Float but found Double");
-    tg_int_list l3 = { ns3, 1 };
+    tg_int_list l3 = { .len = 1, .data = ns3 };
     tg_tensor *y = tg_layer_norm(x, l3);
     kt_expect_error(y, "Given normalized_shape=[3]");
     y = tg_rms_norm(x, l3);
@@ -226,12 +226,12 @@ Test(embed_norm, layer_norm_errors)
                     "Given normalized_shape=[3], expected input with shape [*, 3], but got input "
                     "of size[2, 4]");
     /* backward: grad_out of another shape, statistics of the wrong size */
-    r = tg_native_layer_norm(x, (tg_int_list){ ns4, 1 }, NULL, NULL, 1e-5);
+    r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
     cr_assert(r.r0, "%s", tg_last_error());
-    tg_tensors3 gr = tg_native_layer_norm_backward(b22, x, (tg_int_list){ ns4, 1 }, r.r1, r.r2,
+    tg_tensors3 gr = tg_native_layer_norm_backward(b22, x, (tg_int_list){ .len = 1, .data = ns4 }, r.r1, r.r2,
                                                    NULL, NULL, TG_BOOLS(true, false, false));
     kt_expect_error(gr.r0, "Expected grad_out of shape [2, 2] to match input of shape [2, 4]");
-    gr = tg_native_layer_norm_backward(x, x, (tg_int_list){ ns4, 1 }, w3, r.r2, NULL, NULL,
+    gr = tg_native_layer_norm_backward(x, x, (tg_int_list){ .len = 1, .data = ns4 }, w3, r.r2, NULL, NULL,
                                        TG_BOOLS(true, false, false));
     kt_expect_error(gr.r0, "Expected mean to have 2 elements, but got 3");
     kt_release_tensors3(r);
@@ -245,8 +245,8 @@ Test(embed_norm, layer_norm_errors)
 Test(embed_norm, rms_norm_values_and_gradients)
 {
     static const int64_t ns1[] = { 5 }, ns2[] = { 4, 5 };
-    tg_int_list l1 = { ns1, 1 }, l2 = { ns2, 2 };
-    tg_opt_float e1 = { true, 0.1 }, e6 = { true, 1e-6 };
+    tg_int_list l1 = { .len = 1, .data = ns1 }, l2 = { .len = 2, .data = ns2 };
+    tg_opt_float e1 = 0.1, e6 = 1e-6;
     for (int k = 0; k < 2; k++) {
         kt_live base = kt_live_now();
         tg_dtype dt = DTS[k];

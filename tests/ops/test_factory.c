@@ -141,7 +141,7 @@ Test(factory, zeros_ones_full_dtypes)
     tg_release(el);
     tg_tensor *ol = tg_ones_like(bt, .dtype = TG_FLOAT64, .memory_format = TG_CONTIGUOUS_FORMAT);
     cr_assert(tg_tensor_dtype(ol) == TG_FLOAT64 && tg_tensor_is_contiguous(ol));
-    tg_tensor *sl = tg_slice(base, .dim = 1, .start = TG_SOME(0), .end = TG_SOME(4), .step = 2);
+    tg_tensor *sl = tg_slice(base, .dim = 1, .start = 0, .end = 4, .step = 2);
     tg_tensor *zs = tg_zeros_like(sl); /* not dense: contiguous */
     cr_assert(tg_tensor_is_contiguous(zs) && tg_tensor_size(zs, 1) == 2);
     tg_tensor *cl = tg_empty(TG_INTS(2, 3, 4, 5), .memory_format = TG_CHANNELS_LAST);
@@ -345,7 +345,7 @@ Test(factory, randint_and_random_)
     moments(d, &mean, &sd, &lo, &hi);
     cr_assert(tg_tensor_dtype(d) == TG_INT8 && lo == 3 && hi == 4);
     tg_tensor *bo = tg_zeros(TG_INTS(200), .dtype = TG_BOOL);
-    tg_release(tg_random_(bo, 0, TG_OPT_INT(2)));
+    tg_release(tg_random_(bo, 0, 2));
     moments(bo, &mean, &sd, &lo, &hi);
     cr_assert(lo == 0 && hi == 1);
     tg_release(tg_random_(i8, 0, TG_NONE_INT)); /* [0, 127] */
@@ -354,10 +354,10 @@ Test(factory, randint_and_random_)
     kt_expect_error(tg_randint_low(5, 3, TG_INTS(2)),
                     "random_ expects 'from' to be less than 'to', but got from=5 >= to=3");
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
-    kt_expect_error(tg_random_(u8, -1, TG_OPT_INT(3)), "from is out of bounds for unsigned char");
-    kt_expect_error(tg_random_(u8, 0, TG_OPT_INT(300)),
+    kt_expect_error(tg_random_(u8, -1, 3), "from is out of bounds for unsigned char");
+    kt_expect_error(tg_random_(u8, 0, 300),
                     "to - 1 is out of bounds for unsigned char");
-    kt_expect_error(tg_random_(bo, 0, TG_OPT_INT(3)), "to - 1 is out of bounds for bool");
+    kt_expect_error(tg_random_(bo, 0, 3), "to - 1 is out of bounds for bool");
     kt_release_all(a, b, f, c, i8, d, bo, u8);
     LEAK_CHECK_END;
 }

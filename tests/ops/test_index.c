@@ -160,7 +160,7 @@ Test(index, gradients_vs_pytorch)
         tg_tensors2 b = { NULL, NULL };
         TG_NO_GRAD {
             if (c->op == FX_INDEX_SELECT) {
-                tg_int_list sz = { c->xshape, c->xdim };
+                tg_int_list sz = { .len = c->xdim, .data = c->xshape };
                 gx = tg_index_select_backward(g, sz, c->dim, idx);
             } else if (c->op == FX_GATHER) {
                 gx = tg_gather_backward(g, x, c->dim, idx, false);

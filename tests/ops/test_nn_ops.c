@@ -120,7 +120,7 @@ Test(nn_helpers, value_selecting_var_prod)
     check(tg_var_backward(gv, x, TG_INTS(1), TG_NONE_INT, false), fx_varbw, 24,
           "var dim 1 backward");
     tg_tensor *gvk = tg_unsqueeze(gv, 1);
-    check(tg_var_backward(gvk, x, TG_INTS(1), TG_OPT_INT(0), true), fx_varbw_c0_keep, 24,
+    check(tg_var_backward(gvk, x, TG_INTS(1), 0, true), fx_varbw_c0_keep, 24,
           "var correction 0 keepdim");
     tg_tensor *g0 = tg_full(TG_INTS_EMPTY, 1.5, .dtype = TG_FLOAT64);
     check(tg_var_backward(g0, x, TG_NO_INTS, TG_NONE_INT, false), fx_varbw_all, 24,
@@ -134,8 +134,8 @@ Test(nn_helpers, value_selecting_var_prod)
     tg_tensor *xp = T64(fx_xp, 3, 4), *gp = T64(fx_gpr, 3), *yp = T64(fx_prod1, 3);
     check(tg_prod_backward(gp, xp, yp, 1, false), fx_prodbw, 12,
           "prod backward with 0, 2 and 1 zeros per row");
-    tg_tensor *xr = tg_slice(xp, .dim = 0, .start = TG_SOME(2)); /* no zeros: result / input */
-    tg_tensor *yr = tg_slice(yp, .start = TG_SOME(2)), *gr = tg_slice(gp, .start = TG_SOME(2));
+    tg_tensor *xr = tg_slice(xp, .dim = 0, .start = 2); /* no zeros: result / input */
+    tg_tensor *yr = tg_slice(yp, .start = 2), *gr = tg_slice(gp, .start = 2);
     tg_tensor *yrk = tg_unsqueeze(yr, 1), *grk = tg_unsqueeze(gr, 1);
     check(tg_prod_backward(grk, xr, yrk, 1, true), fx_prodbw + 8, 4,
           "prod backward without zeros, keepdim");
@@ -153,9 +153,9 @@ Test(nn_helpers, permute_slice_select_backward)
                 "permute backward");
     kt_expect_error(tg_permute_backward(gp, TG_INTS(0, 0, 1)), "duplicate dims");
     tg_tensor *gs = T64(fx_gs, 2, 3, 2);
-    check_shape(tg_slice_backward(gs, TG_INTS(2, 3, 4), 2, TG_OPT_INT(1), TG_NONE_INT, 2),
+    check_shape(tg_slice_backward(gs, TG_INTS(2, 3, 4), 2, 1, TG_NONE_INT, 2),
                 (int64_t[]){ 2, 3, 4 }, 3, fx_slicebw, "slice backward");
-    check(tg_slice_backward(gs, TG_INTS(2, 3, 4), -1, TG_OPT_INT(-3), TG_OPT_INT(100), 2),
+    check(tg_slice_backward(gs, TG_INTS(2, 3, 4), -1, -3, 100, 2),
           fx_slicebw, 24, "slice backward, negative start, end past the size");
     tg_tensor *gsel = T64(fx_gsel, 2, 4);
     check_shape(tg_select_backward(gsel, TG_INTS(2, 3, 4), 1, -2), (int64_t[]){ 2, 3, 4 }, 3,
@@ -179,9 +179,9 @@ Test(nn_helpers, sign_clamp_div_threshold)
 
     tg_tensor *xc = T64(fx_xc, 3, 4), *lo = T64(fx_lo, 3, 4), *hi = T64(fx_hi, 3, 4),
               *gc = T64(fx_gc, 3, 4);
-    check(tg_clamp_backward(gc, xc, TG_OPT_FLOAT(-0.3), TG_OPT_FLOAT(0.4)), fx_clampbw_s, 12,
+    check(tg_clamp_backward(gc, xc, -0.3, 0.4), fx_clampbw_s, 12,
           "clamp_backward");
-    check(tg_clamp_backward(gc, xc, TG_OPT_FLOAT(-0.3), TG_NONE_FLOAT), fx_clampbw_smin, 12,
+    check(tg_clamp_backward(gc, xc, -0.3, TG_NONE_FLOAT), fx_clampbw_smin, 12,
           "clamp_backward min only");
     check(tg_clamp_backward(gc, xc, TG_NONE_FLOAT, TG_NONE_FLOAT), fx_gc, 12,
           "clamp_backward without bounds");
@@ -331,7 +331,7 @@ Test(nn_ops, mse_loss)
     /* a broadcasting target warns, as PyTorch */
     tg_set_warning_handler(count_warning, NULL);
     warnings = 0;
-    tg_tensor *t1 = tg_slice(t, .end = TG_SOME(1));
+    tg_tensor *t1 = tg_slice(t, .end = 1);
     check(tg_mse_loss(x, t1), fx_mse_bcast, 1, "mse_loss with a broadcast target");
     cr_assert_eq(warnings, 1);
     tg_set_warning_handler(NULL, NULL);
@@ -375,7 +375,7 @@ Test(nn_ops, nll_loss_forward_backward_cases)
     kt_assert_close(o.output, fx_nll_ign3, 1, RT, AT, "ignore_index 3");
     kt_assert_close(o.total_weight, fx_nll_ign3 + 1, 1, RT, AT, "ignore_index 3 total_weight");
     kt_release_all(o.output, o.total_weight);
-    tg_tensor *x2 = tg_slice(x, .end = TG_SOME(2)),
+    tg_tensor *x2 = tg_slice(x, .end = 2),
               *tign = tg_full(TG_INTS(2), -100, .dtype = TG_INT64);
     o = tg_nll_loss_forward(x2, tign, NULL, 1, -100);
     kt_assert_close(o.output, fx_nll_allign, 1, RT, AT, "all ignored: NaN");
@@ -419,7 +419,7 @@ Test(nn_ops, nll_loss_errors)
     kt_expect_error(o.output, "input tensor should be 1D or 2D");
     o = tg_nll_loss_forward(x, t2d, NULL, 1, -100);
     kt_assert_error("0D or 1D target tensor expected, multi-target not supported");
-    tg_tensor *t3 = tg_slice(t, .end = TG_SOME(3));
+    tg_tensor *t3 = tg_slice(t, .end = 3);
     o = tg_nll_loss_forward(x, t3, NULL, 1, -100);
     kt_assert_error("size mismatch (got input: [5, 4], target: [3])");
     int64_t bad[5] = { 1, 2, 7, 0, 0 }, neg[5] = { 1, 2, -3, 0, 0 };
@@ -512,7 +512,7 @@ Test(nn_ops, dropout_statistics_and_mask)
     const int64_t n = 100000;
     tg_tensor *x = tg_ones(TG_INTS(n), .dtype = TG_FLOAT32);
     tg_manual_seed(7);
-    tg_tensors2 r = tg_native_dropout(x, 0.3, TG_OPT_BOOL(true));
+    tg_tensors2 r = tg_native_dropout(x, 0.3, true);
     cr_assert(r.r0 && r.r1, "%s", tg_last_error());
     cr_assert_eq(tg_tensor_dtype(r.r1), TG_BOOL);
     double *out = kt_values(r.r0), *mask = kt_values(r.r1);
@@ -550,7 +550,7 @@ Test(nn_ops, dropout_edges_and_errors)
     kt_assert_input_itself(tg_dropout(x, 0, true), x, "p = 0");
     static const double zeros[12] = { 0 };
     check(tg_dropout(x, 1, true), zeros, 12, "p = 1 zeroes everything");
-    tg_tensors2 r = tg_native_dropout(x, 0.5, TG_OPT_BOOL(false));
+    tg_tensors2 r = tg_native_dropout(x, 0.5, false);
     check(r.r0, fx_mse_x, 12, "native_dropout train=False copies");
     double *m = kt_values(r.r1);
     for (int i = 0; i < 12; i++) cr_assert_eq(m[i], 1.0);
@@ -563,7 +563,7 @@ Test(nn_ops, dropout_edges_and_errors)
     kt_release_all(r.r0, r.r1, xt);
     kt_expect_error(tg_dropout(x, 1.5, true),
                     "dropout probability has to be between 0 and 1, but got 1.5");
-    r = tg_native_dropout(x, 1.5, TG_OPT_BOOL(true));
+    r = tg_native_dropout(x, 1.5, true);
     kt_expect_error(r.r0, "bernoulli_ expects p to be in [0, 1], but got p=-0.5");
     tg_release(x);
     kt_assert_no_leak(live);

@@ -57,7 +57,7 @@ static void check_ind(tg_tensor *ind, const fx_pool_case *c)
     free(v);
 }
 
-#define LIST(c, f) ((tg_int_list){ (c)->f, (c)->n##f })
+#define LIST(c, f) ((tg_int_list){ .len = (c)->n##f, .data = (c)->f })
 
 /* ------------------------------------------------------------------ max pooling */
 
@@ -224,7 +224,7 @@ Test(pool, avg_pool2d_and_backward)
     kt_live live = kt_live_now();
     for (int64_t k = 0; k < KT_NUMEL(fx_avgpool_cases); k++) {
         const fx_pool_case *c = &fx_avgpool_cases[k];
-        tg_opt_int div = { c->div != 0, c->div };
+        tg_opt_int div = c->div != 0 ? c->div : TG_NONE_INT;
         for (int t = 0; t < 3; t++) {
             tg_dtype dt = DTYPES[t];
             double rt = RTOL[t], at = ATOL[t];
@@ -268,7 +268,7 @@ Test(pool, avg_pool_errors)
     kt_expect_error(
         tg_avg_pool2d(x, TG_INTS(6)),
         "Given input size: (3x5x6). Calculated output size: (3x0x1). Output size is too small");
-    kt_expect_error(tg_avg_pool2d(x, TG_INTS(2), .divisor_override = TG_SOME(0)),
+    kt_expect_error(tg_avg_pool2d(x, TG_INTS(2), .divisor_override = 0),
                     "divisor must be not zero");
     kt_expect_error(
         tg_avg_pool2d_backward(tg_zeros(TG_INTS(2, 3, 2, 2)), x, TG_INTS(2), TG_INTS(2), TG_INTS(0),
@@ -310,7 +310,7 @@ Test(pool, adaptive_avg_pool2d)
             double rt = RTOL[t], at = ATOL[t];
             tg_scope_begin();
             tg_tensor *x = case_x(c, dt), *g = case_g(c, dt);
-            tg_int_list o = { c->o, 2 };
+            tg_int_list o = { .len = 2, .data = c->o };
             check_y(tg__adaptive_avg_pool2d(x, o), c, c->y, true, rt, at, "_adaptive_avg_pool2d");
             check_y(tg_adaptive_avg_pool2d(x, o), c, c->y, true, rt, at, "adaptive_avg_pool2d");
             check_y(tg__adaptive_avg_pool2d_backward(g, x), c, c->gx, false, rt, at,
@@ -321,7 +321,7 @@ Test(pool, adaptive_avg_pool2d)
     for (int64_t k = 0; k < KT_NUMEL(fx_adavgc_cases); k++) {
         const fx_pool_case *c = &fx_adavgc_cases[k];
         tg_scope_begin();
-        tg_int_list o = { c->o, 2 };
+        tg_int_list o = { .len = 2, .data = c->o };
         check_y(tg_adaptive_avg_pool2d(case_x(c, TG_FLOAT64), o), c, c->y, true, RT, AT,
                 "adaptive_avg_pool2d");
         tg_scope_end();
@@ -360,7 +360,7 @@ Test(pool, adaptive_max_pool2d)
             double rt = RTOL[t], at = ATOL[t];
             tg_scope_begin();
             tg_tensor *x = case_x(c, dt), *g = case_g(c, dt);
-            tg_int_list o = { c->o, 2 };
+            tg_int_list o = { .len = 2, .data = c->o };
             tg_tensors2 r = tg_adaptive_max_pool2d(x, o);
             check_y(r.r0, c, c->y, true, rt, at, "adaptive_max_pool2d");
             if (dt != TG_BFLOAT16) check_ind(r.r1, c);
@@ -393,7 +393,7 @@ static void pad_cases(const fx_pool_case *cases, int64_t n, bool reflect)
 {
     for (int64_t k = 0; k < n; k++) {
         const fx_pool_case *c = &cases[k];
-        tg_int_list pad = { c->pad, 4 };
+        tg_int_list pad = { .len = 4, .data = c->pad };
         for (int t = 0; t < 2; t++) {
             tg_dtype dt = t ? TG_FLOAT32 : TG_FLOAT64;
             double rt = t ? 1e-5 : RT, at = t ? 1e-6 : AT;
@@ -459,7 +459,7 @@ Test(pool, constant_pad_nd)
     kt_live live = kt_live_now();
     for (int64_t k = 0; k < KT_NUMEL(fx_constpad_cases); k++) {
         const fx_pool_case *c = &fx_constpad_cases[k];
-        tg_int_list pad = { c->pad, c->npad };
+        tg_int_list pad = { .len = c->npad, .data = c->pad };
         tg_scope_begin();
         tg_tensor *x = case_x(c, TG_FLOAT64), *g = case_g(c, TG_FLOAT64);
         check_y(tg_constant_pad_nd(x, pad, .value = c->value), c, c->y, true, RT, AT,

@@ -22,7 +22,7 @@ static tg_tensor *make_view(tg_tensor *x, int view)
     if (view == 1) return tg_permute(x, TG_INTS(2, 0, 1));
     if (view == 2) {
         tg_tensor *a = tg_slice(x, .dim = 1, .step = 2);
-        tg_tensor *b = tg_slice(a, .dim = 2, .start = TG_SOME(1));
+        tg_tensor *b = tg_slice(a, .dim = 2, .start = 1);
         tg_release(a);
         return b;
     }
@@ -32,9 +32,9 @@ static tg_tensor *make_view(tg_tensor *x, int view)
 static tg_values_indices run_case(const fx_reduce_case *c, tg_tensor *x)
 {
     tg_values_indices r = { NULL, NULL };
-    tg_int_list dims = c->has_dims ? (tg_int_list){ c->dims, c->ndims } : TG_NO_INTS;
+    tg_int_list dims = c->has_dims ? (tg_int_list){ .len = c->ndims, .data = c->dims } : TG_NO_INTS;
     tg_int_list adims = c->has_dims ? dims : TG_INTS_EMPTY;
-    tg_opt_int d1 = c->has_dims ? TG_OPT_INT(c->dims[0]) : TG_NONE_INT;
+    tg_opt_int d1 = c->has_dims ? c->dims[0] : TG_NONE_INT;
     switch (c->kind) {
     case FX_SUM: r.values = tg_sum(x, .dim = dims, .keepdim = c->keepdim); break;
     case FX_MEAN: r.values = tg_mean(x, .dim = dims, .keepdim = c->keepdim); break;
@@ -47,11 +47,11 @@ static tg_values_indices run_case(const fx_reduce_case *c, tg_tensor *x)
     case FX_MINDIM: r = tg_min_dim(x, c->dims[0], .keepdim = c->keepdim); break;
     case FX_VAR:
         r.values =
-            tg_var(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim);
+            tg_var(x, .dim = dims, .correction = c->correction, .keepdim = c->keepdim);
         break;
     case FX_STD:
         r.values =
-            tg_std(x, .dim = dims, .correction = TG_OPT_INT(c->correction), .keepdim = c->keepdim);
+            tg_std(x, .dim = dims, .correction = c->correction, .keepdim = c->keepdim);
         break;
     }
     return r;
@@ -234,7 +234,7 @@ Test(reduce, zero_dim)
     kt_assert_close(pr, (double[]){ 2.5 }, 1, 0, 0, "prod 0-d");
     tg_tensor *sd = tg_std(x);
     kt_assert_close(sd, (double[]){ NAN }, 1, 0, 0, "std of one element, correction 1");
-    tg_tensor *sd0 = tg_std(x, .correction = TG_SOME(0));
+    tg_tensor *sd0 = tg_std(x, .correction = 0);
     kt_assert_close(sd0, (double[]){ 0 }, 1, 0, 0, "std of one element, correction 0");
     kt_release_all(s, s0, m.values, m.indices, mx, pr, sd, sd0, x);
     kt_assert_no_leak(live);
@@ -483,13 +483,13 @@ Test(reduce, out_variants_all)
     r = tg_amin_out(x, o, .dim = TG_INTS(1));
     kt_assert_close(o, (double[]){ 1, 3 }, 2, 0, 0, "amin.out");
     tg_release(r);
-    r = tg_argmax_out(x, oi, .dim = TG_SOME(1));
+    r = tg_argmax_out(x, oi, .dim = 1);
     kt_assert_close(oi, (double[]){ 1, 0 }, 2, 0, 0, "argmax.out");
     tg_release(r);
-    r = tg_argmin_out(x, oi, .dim = TG_SOME(1));
+    r = tg_argmin_out(x, oi, .dim = 1);
     kt_assert_close(oi, (double[]){ 0, 1 }, 2, 0, 0, "argmin.out");
     tg_release(r);
-    r = tg_var_out(x, o, .dim = TG_INTS(1), .correction = TG_SOME(0));
+    r = tg_var_out(x, o, .dim = TG_INTS(1), .correction = 0);
     kt_assert_close(o, (double[]){ 14.0 / 9, 38.0 / 9 }, 2, 1e-14, 0, "var.out");
     tg_release(r);
     r = tg_std_out(x, o, .dim = TG_INTS(1));

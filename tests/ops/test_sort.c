@@ -60,7 +60,7 @@ Test(sort, nan_inf_ties_both_directions_both_dims)
         tg_tensor *x = T(fx_sort_x, DTS[k], 3, 8);
         for (size_t c = 0; c < sizeof cs / sizeof cs[0]; c++) {
             tg_values_indices r =
-                tg_sort_stable(x, TG_OPT_BOOL(true), .dim = cs[c].dim, .descending = cs[c].desc);
+                tg_sort_stable(x, true, .dim = cs[c].dim, .descending = cs[c].desc);
             same_values(r.values, cs[c].v, 24, cs[c].name);
             same_indices(r.indices, cs[c].i, 24, cs[c].name);
             cr_expect_eq(tg_tensor_dtype(r.values), DTS[k]);
@@ -86,7 +86,7 @@ Test(sort, strided_input_and_out_tensors)
         tg_tensor *x = T(fx_sort_x, DTS[k], 3, 8);
         /* sorting x^T (8, 3) along dim 0 is sorting x along dim 1, transposed */
         tg_tensor *xt = tg_transpose(x, 0, 1);
-        tg_values_indices r = tg_sort_stable(xt, TG_OPT_BOOL(true), .dim = 0);
+        tg_values_indices r = tg_sort_stable(xt, true, .dim = 0);
         cr_assert(r.values, "%s", tg_last_error());
         tg_tensor *vt = tg_transpose(r.values, 0, 1), *it = tg_transpose(r.indices, 0, 1);
         same_values(vt, fx_sort_last_v, 24, "transposed");
@@ -97,7 +97,7 @@ Test(sort, strided_input_and_out_tensors)
         tg_tensor *vs = tg_empty(TG_INTS(8, 3), .dtype = DTS[k]);
         tg_tensor *is = tg_empty(TG_INTS(8, 3), .dtype = TG_INT64);
         tg_tensor *vo = tg_transpose(vs, 0, 1), *io = tg_transpose(is, 0, 1);
-        r = tg_sort_stable_out(x, TG_OPT_BOOL(true), vo, io, .descending = true);
+        r = tg_sort_stable_out(x, true, vo, io, .descending = true);
         cr_assert_eq(r.values, vo, "%s", tg_last_error());
         cr_assert_eq(r.indices, io);
         same_values(vo, fx_sort_last_desc_v, 24, "out=");
@@ -132,11 +132,11 @@ Test(sort, int64_stable)
 {
     kt_live base = kt_live_now();
     tg_tensor *x = kt_tensor_i64(fx_sorti_x, (int64_t[]){ 2, 9 }, 2);
-    tg_values_indices r = tg_sort_stable(x, TG_OPT_BOOL(true), .dim = 1);
+    tg_values_indices r = tg_sort_stable(x, true, .dim = 1);
     same_indices(r.values, fx_sorti_v, 18, "values");
     same_indices(r.indices, fx_sorti_i, 18, "indices");
     release2(r);
-    r = tg_sort_stable(x, TG_OPT_BOOL(true), .dim = 1, .descending = true);
+    r = tg_sort_stable(x, true, .dim = 1, .descending = true);
     same_indices(r.values, fx_sorti_vd, 18, "values desc");
     same_indices(r.indices, fx_sorti_id, 18, "indices desc");
     release2(r);
@@ -293,7 +293,7 @@ Test(sort, errors)
     tg_release(b);
     /* out= dtypes must be exact */
     tg_tensor *vo = tg_empty(TG_INTS(2, 3)), *io = tg_empty(TG_INTS(2, 3));
-    r = tg_sort_stable_out(x, TG_OPT_BOOL(false), vo, io);
+    r = tg_sort_stable_out(x, false, vo, io);
     cr_expect_null(r.values);
     kt_assert_error("Expected out tensor to have dtype long int, but got float instead");
     kt_release_all(vo, io);

@@ -24,7 +24,7 @@ TG_COVERS("cumsum", "cumsum_", "cumsum.out", "cumprod", "cumprod_", "cumprod.out
 /* The case's operator on x. */
 static tg_tensor *run_op(const fx_struct_case *c, tg_tensor *x)
 {
-    tg_int_list a = { c->a, c->na }, b = { c->b, c->nb };
+    tg_int_list a = { .len = c->na, .data = c->a }, b = { .len = c->nb, .data = c->b };
     switch (c->op) {
     case FX_CUMSUM: return tg_cumsum(x, c->dim);
     case FX_CUMPROD: return tg_cumprod(x, c->dim);
@@ -32,13 +32,13 @@ static tg_tensor *run_op(const fx_struct_case *c, tg_tensor *x)
     case FX_ROLL: return tg_roll(x, b, .dims = a);
     case FX_REPEAT: return tg_repeat(x, a);
     case FX_REPEAT_INTERLEAVE_T: {
-        tg_opt_int dim = { c->dim != FX_DIM_NONE, c->dim };
+        tg_opt_int dim = c->dim != FX_DIM_NONE ? c->dim : TG_NONE_INT;
         int64_t nb = c->nb;
         tg_tensor *r = c->nb ? kt_tensor_i64(c->b, &nb, 1) : kt_tensor_i64(&c->rep, NULL, 0);
         return tg_repeat_interleave_self(x, r, .dim = dim);
     }
     default: {
-        tg_opt_int dim = { c->dim != FX_DIM_NONE, c->dim };
+        tg_opt_int dim = c->dim != FX_DIM_NONE ? c->dim : TG_NONE_INT;
         return tg_repeat_interleave_self_int(x, c->rep, .dim = dim);
     }
     }
@@ -200,7 +200,7 @@ Test(structure, repeat_interleave_tensor)
         cr_assert_eq(tg_tensor_dtype(y), c->dt);
         kt_assert_shape(y, &c->ny, 1);
         kt_assert_close(y, yv, c->ny, 0, 0, c->name);
-        tg_opt_int os = { true, c->ny };
+        tg_opt_int os = c->ny;
         cr_assert(tg_repeat_interleave(r, .output_size = os), "%s: %s", c->name, tg_last_error());
         tg_scope_end();
     }
@@ -234,7 +234,7 @@ Test(structure, errors)
     kt_expect_error(tg_flip(x, TG_INTS(2)),
                     "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
     int64_t none[1] = { 0 };
-    tg_int_list empty = { none, 0 };
+    tg_int_list empty = { .len = 0, .data = none };
     kt_expect_error(tg_roll(x, empty), "roll: `shifts` required");
     kt_expect_error(tg_roll(x, TG_INTS(1, 2)),
                     "shifts and dimensions must align. shifts: 2, dims:0");
@@ -257,11 +257,11 @@ Test(structure, errors)
                     "\"repeat_interleave_cpu\" not implemented for 'Float'");
     kt_expect_error(tg_repeat_interleave(kt_tensor_i64((int64_t[]){ 1, -2 }, two, 1)),
                     "repeats can not be negative");
-    tg_opt_int os4 = { true, 4 };
+    tg_opt_int os4 = 4;
     kt_expect_error(tg_repeat_interleave(r2, .output_size = os4),
                     "allocated size does not match required size");
     kt_expect_error(tg_repeat_interleave_self_int(x, -1), "repeats can not be negative");
-    tg_opt_int d2 = { true, 2 }, d0 = { true, 0 }, d1 = { true, 1 }, os5 = { true, 5 };
+    tg_opt_int d2 = 2, d0 = 0, d1 = 1, os5 = 5;
     kt_expect_error(tg_repeat_interleave_self_int(x, 2, .dim = d2),
                     "Dimension out of range (expected to be in range of [-2, 1], but got 2)");
     kt_expect_error(tg_repeat_interleave_self_int(x, 2, .dim = d1, .output_size = os5),

@@ -151,12 +151,12 @@ Test(views, slice_select_as_strided)
     tg_clear_error();
     tg_tensor *x = arange(20, TG_FLOAT32);
     tg_tensor *v = tg_view(x, TG_INTS(4, 5));
-    tg_tensor *s = tg_slice(v, .dim = 1, .start = TG_SOME(1), .end = TG_SOME(-1), .step = 2);
+    tg_tensor *s = tg_slice(v, .dim = 1, .start = 1, .end = -1, .step = 2);
     assert_geom(s, (int64_t[]){ 4, 2 }, (int64_t[]){ 5, 2 }, 2, 1);
     kt_assert_close(s, (double[]){ 1, 3, 6, 8, 11, 13, 16, 18 }, 8, 0, 0, "slice values");
-    tg_tensor *sc = tg_slice(v, .start = TG_SOME(-100), .end = TG_SOME(100));
+    tg_tensor *sc = tg_slice(v, .start = -100, .end = 100);
     assert_geom(sc, (int64_t[]){ 4, 5 }, (int64_t[]){ 5, 1 }, 2, 0);
-    tg_tensor *se = tg_slice(v, .start = TG_SOME(3), .end = TG_SOME(1));
+    tg_tensor *se = tg_slice(v, .start = 3, .end = 1);
     kt_assert_shape(se, (int64_t[]){ 0, 5 }, 2);
     kt_expect_error(tg_slice(v, .step = 0), "slice step must be positive");
     tg_tensor *r = tg_select(v, 0, -1);
@@ -166,7 +166,7 @@ Test(views, slice_select_as_strided)
     tg_tensor *x3 = arange(3, TG_FLOAT32);
     kt_expect_error(tg_select(x3, 0, 5),
                     "select(): index 5 out of range for tensor of size [3] at dimension 0");
-    tg_tensor *a = tg_as_strided(x, TG_INTS(3, 3), TG_INTS(1, 1), .storage_offset = TG_SOME(2));
+    tg_tensor *a = tg_as_strided(x, TG_INTS(3, 3), TG_INTS(1, 1), .storage_offset = 2);
     assert_geom(a, (int64_t[]){ 3, 3 }, (int64_t[]){ 1, 1 }, 2, 2);
     kt_assert_close(a, (double[]){ 2, 3, 4, 3, 4, 5, 4, 5, 6 }, 9, 0, 0, "as_strided values");
     kt_expect_error(tg_as_strided(x, TG_INTS(5, 5), TG_INTS(5, 1)),

@@ -99,7 +99,7 @@ Test(rt_boxed_values, results)
     int64_t *offsets = malloc(3 * sizeof *offsets);
     cr_assert(offsets);
     offsets[0] = 0, offsets[1] = 4, offsets[2] = 9;
-    cr_expect_eq(tg__push_int_list(&s, (tg_int_list){ offsets, 3 }), 0);
+    cr_expect_eq(tg__push_int_list(&s, (tg_int_list){ .len = 3, .data = offsets }), 0);
     cr_expect_eq(tg__push_dtype(&s, TG_FLOAT64), 0);
     cr_expect_eq(tg__push_qscheme(&s, TG_PER_TENSOR_AFFINE), 0);
     cr_expect_eq(tg__push_int_list(&s, TG_NO_INTS), -1);

@@ -75,7 +75,7 @@ void kt_assert_broadcasts(const kt_op *ops, int n, tg_tensor *g, tg_tensor *x)
 {
     tg_scope_begin();
     int64_t sizes[2] = { tg_tensor_size(g, 0), tg_tensor_size(x, 1) };
-    tg_int_list size = { sizes, 2 };
+    tg_int_list size = { .len = 2, .data = sizes };
     tg_dtype dt = tg_promote_types(tg_tensor_dtype(g), tg_tensor_dtype(x));
     tg_tensor *in[2] = { g, x };
     tg_tensor *flat[2] = { tg_contiguous(tg_to(tg_expand(g, size), dt)),
@@ -136,7 +136,7 @@ static tg_tensor *strided_copy(tg_tensor *t)
             if (sizes[i] > sizes[d]) d = i;
         }
         sizes[d] *= 2;
-        tg_int_list size = { sizes, nd };
+        tg_int_list size = { .len = nd, .data = sizes };
         tg_tensor *big = tg_zeros(size, .dtype = tg_tensor_dtype(t), .device = tg_tensor_device(t));
         r = tg_slice(big, .dim = d, .step = 2);
         cr_assert(tg_copy_(r, t), "strided copy: %s", tg_last_error());
@@ -259,7 +259,7 @@ static void run_form(instance *s, kt_form f, bool strided, tg_device device, con
     if (f == KT_OUT_FORM)
         for (int k = 0; k < want->n; k++) {
             if (!want->y[k]) continue;
-            tg_int_list size = { tg_tensor_sizes(want->y[k]), tg_tensor_dim(want->y[k]) };
+            tg_int_list size = { .len = tg_tensor_dim(want->y[k]), .data = tg_tensor_sizes(want->y[k]) };
             out[k] = tg_empty(size, .dtype = tg_tensor_dtype(want->y[k]), .device = device);
             if (strided) out[k] = strided_copy(out[k]);
         }

@@ -40,8 +40,8 @@ static int conv(const kt_arg *a, tg_tensor **y)
     int k = a->param < NGEOS ? a->param : 1;
     const conv_geo *c = &geos[k];
     int nsp = c->nd - 2;
-    tg_int_list st = { c->stride, nsp }, pd = { c->pad, nsp }, dl = { c->dil, nsp },
-                op = { c->opad, nsp };
+    tg_int_list st = { .len = nsp, .data = c->stride }, pd = { .len = nsp, .data = c->pad }, dl = { .len = nsp, .data = c->dil },
+                op = { .len = nsp, .data = c->opad };
     int64_t oc = c->transposed ? c->w[1] * c->groups : c->w[0];
     tg_tensor *x = kt_input(a, c->x, c->nd, a->dtype, 100 + (uint64_t)k, -1, 1);
     if (a->param == NGEOS) x = tg_transpose(tg_contiguous(tg_transpose(x, -1, -2)), -1, -2);
@@ -51,7 +51,7 @@ static int conv(const kt_arg *a, tg_tensor **y)
     if (!y[0]) return -1;
     tg_tensor *go =
         kt_input(a, tg_tensor_sizes(y[0]), tg_tensor_dim(y[0]), a->dtype, 400 + (uint64_t)k, -1, 1);
-    tg_int_list bsz = c->bias ? (tg_int_list){ &oc, 1 } : TG_NO_INTS;
+    tg_int_list bsz = c->bias ? (tg_int_list){ .len = 1, .data = &oc } : TG_NO_INTS;
     tg_tensors3 r = tg_convolution_backward(go, x, w, bsz, st, pd, dl, c->transposed, op, c->groups,
                                             TG_BOOLS(true, true, true));
     y[1] = r.r0;

@@ -41,7 +41,7 @@ KT_FN(f_uniform_int) { return kt_y1(y, tg_uniform_(empty_on(a, 1, 4))); }
 KT_FN(f_uniform_bad) { return kt_y1(y, tg_uniform_(empty_on(a, 1, 4), .from = 2, .to = 1)); }
 KT_FN(f_normal_bad) { return kt_y1(y, tg_normal_(empty_on(a, 1, 4), .std = -1)); }
 KT_FN(f_normal_int) { return kt_y1(y, tg_normal_(empty_on(a, 1, 4))); }
-KT_FN(f_random_empty_range) { return kt_y1(y, tg_random_(empty_on(a, 1, 4), 5, TG_OPT_INT(5))); }
+KT_FN(f_random_empty_range) { return kt_y1(y, tg_random_(empty_on(a, 1, 4), 5, 5)); }
 KT_FN(f_arange_bad) { return kt_y1(y, tg_arange_start_out(5, 1, empty_on(a, 1, 1), .step = 1)); }
 KT_FN(f_linspace_bad) { return kt_y1(y, tg_linspace_out(0, 1, -2, empty_on(a, 1, 1))); }
 KT_FN(f_eye_bad) { return kt_y1(y, tg_eye_m_out(-1, 2, empty_on(a, 1, 1))); }

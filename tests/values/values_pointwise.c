@@ -46,8 +46,8 @@ KT_FN(f_where) { return kt_y1(y, tg_where(x[2], x[0], x[1])); }
 KT_FN(f_clamp)
 {
     if (a->param == 0)
-        return kt_y1(y, tg_clamp(x[0], .min = TG_OPT_FLOAT(2), .max = TG_OPT_FLOAT(6.5)));
-    return kt_y1(y, tg_clamp(x[0], .min = TG_OPT_FLOAT(3)));
+        return kt_y1(y, tg_clamp(x[0], .min = 2, .max = 6.5));
+    return kt_y1(y, tg_clamp(x[0], .min = 3));
 }
 KT_FN(f_clamp_tensor)
 {
@@ -57,7 +57,7 @@ KT_FN(f_clamp_tensor)
 /* copy_ of x[0] into a new tensor of dtype2 on the device */
 KT_FN(f_copy)
 {
-    tg_int_list size = { tg_tensor_sizes(x[0]), tg_tensor_dim(x[0]) };
+    tg_int_list size = { .len = tg_tensor_dim(x[0]), .data = tg_tensor_sizes(x[0]) };
     tg_tensor *d = tg_empty(size, .dtype = a->dtype2, .device = a->device);
     return kt_y1(y, tg_copy_(d, x[0]));
 }
@@ -93,7 +93,7 @@ KT_FN(f_mul_)
 KT_FN(f_clamp_)
 {
     tg_tensor *t = tg_clone(x[0]);
-    return kt_y1(y, tg_clamp_(t, .min = TG_OPT_FLOAT(-20), .max = TG_OPT_FLOAT(30)));
+    return kt_y1(y, tg_clamp_(t, .min = -20, .max = 30));
 }
 KT_FN(f_ge_)
 {

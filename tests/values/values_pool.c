@@ -27,9 +27,9 @@ static max_cfg max_config(int c)
                          s21[] = { 2, 1 }, p10[] = { 1, 0 }, d21[] = { 2, 1 }, k2[] = { 2 },
                          p0[] = { 0 };
     max_cfg cfg[3] = {
-        { { k3, 1 }, { s2, 1 }, { p1, 1 }, { d1, 1 }, false },
-        { { k32, 2 }, { s21, 2 }, { p10, 2 }, { d21, 2 }, true },
-        { { k2, 1 }, TG_NO_INTS, { p0, 1 }, { d1, 1 }, true },
+        { { .len = 1, .data = k3 }, { .len = 1, .data = s2 }, { .len = 1, .data = p1 }, { .len = 1, .data = d1 }, false },
+        { { .len = 2, .data = k32 }, { .len = 2, .data = s21 }, { .len = 2, .data = p10 }, { .len = 2, .data = d21 }, true },
+        { { .len = 1, .data = k2 }, TG_NO_INTS, { .len = 1, .data = p0 }, { .len = 1, .data = d1 }, true },
     };
     return cfg[c];
 }
@@ -83,7 +83,7 @@ KT_FN(f_avg_pool)
     tg_int_list k = c == 1 ? TG_INTS(3, 2) : TG_INTS(3), s = c == 1 ? TG_INTS(2, 3) : TG_INTS(2);
     tg_int_list p = c == 1 ? TG_INTS(1, 1) : TG_INTS(1);
     bool ceil = c >= 1, cip = c != 2;
-    tg_opt_int div = c == 3 ? (tg_opt_int){ true, 5 } : TG_NONE_INT;
+    tg_opt_int div = c == 3 ? 5 : TG_NONE_INT;
     y[0] = tg_avg_pool2d(x[0], k, .stride = s, .padding = p, .ceil_mode = ceil,
                          .count_include_pad = cip, .divisor_override = div);
     if (!y[0]) return -1;
@@ -98,7 +98,7 @@ KT_FN(f_adaptive_avg)
     const int64_t *o = outs[a->param];
     tg_tensor *go =
         kt_input(a, (int64_t[]){ 2, 3, o[0], o[1] }, 4, a->dtype, 60 + (uint64_t)a->param, -1, 1);
-    return kt_y2(y, tg__adaptive_avg_pool2d(x[0], (tg_int_list){ o, 2 }),
+    return kt_y2(y, tg__adaptive_avg_pool2d(x[0], (tg_int_list){ .len = 2, .data = o }),
                  tg__adaptive_avg_pool2d_backward(go, x[0]));
 }
 
@@ -108,7 +108,7 @@ static const int64_t pads[3][4] = { { 1, 2, 3, 4 }, { 8, 0, -2, 5 }, { -3, 10, 0
 /* parameter = pads * 2 + reflection (pads 2 with reflection: 10 > W, refused: skipped) */
 static tg_tensor *pad(tg_tensor *x, int p)
 {
-    tg_int_list l = { pads[p / 2], 4 };
+    tg_int_list l = { .len = 4, .data = pads[p / 2] };
     return p % 2 ? tg_reflection_pad2d(x, l) : tg_replication_pad2d(x, l);
 }
 KT_FN(f_pad)
@@ -123,7 +123,7 @@ KT_FN(f_pad_backward)
     if (!r) return -1;
     tg_tensor *go =
         kt_input(a, tg_tensor_sizes(r), 4, a->dtype, 70 + (uint64_t)a->param / 2, -1, 1);
-    tg_int_list l = { pads[a->param / 2], 4 };
+    tg_int_list l = { .len = 4, .data = pads[a->param / 2] };
     return kt_y1(y, a->param % 2 ? tg_reflection_pad2d_backward(go, x[0], l)
                                  : tg_replication_pad2d_backward(go, x[0], l));
 }

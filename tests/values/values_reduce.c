@@ -29,9 +29,9 @@ enum {
 static int reduce(int kind, tg_tensor *x, const int64_t *dims, int64_t nd, bool keepdim,
                   tg_tensor **y)
 {
-    tg_int_list dl = dims ? (tg_int_list){ dims, nd } : TG_NO_INTS;
+    tg_int_list dl = dims ? (tg_int_list){ .len = nd, .data = dims } : TG_NO_INTS;
     tg_int_list al = dims ? dl : TG_INTS_EMPTY;
-    tg_opt_int d1 = dims ? TG_OPT_INT(dims[0]) : TG_NONE_INT;
+    tg_opt_int d1 = dims ? dims[0] : TG_NONE_INT;
     int64_t d0 = dims ? dims[0] : 0;
     switch (kind) {
     case K_SUM: return kt_y1(y, tg_sum(x, .dim = dl, .keepdim = keepdim));
@@ -50,8 +50,8 @@ static int reduce(int kind, tg_tensor *x, const int64_t *dims, int64_t nd, bool 
     case K_ARGMAX: return kt_y1(y, tg_argmax(x, .dim = d1, .keepdim = keepdim));
     case K_ARGMIN: return kt_y1(y, tg_argmin(x, .dim = d1, .keepdim = keepdim));
     case K_VAR:
-        return kt_y1(y, tg_var(x, .dim = dl, .correction = TG_OPT_INT(1), .keepdim = keepdim));
-    default: return kt_y1(y, tg_std(x, .dim = dl, .correction = TG_OPT_INT(0), .keepdim = keepdim));
+        return kt_y1(y, tg_var(x, .dim = dl, .correction = 1, .keepdim = keepdim));
+    default: return kt_y1(y, tg_std(x, .dim = dl, .correction = 0, .keepdim = keepdim));
     }
 }
 

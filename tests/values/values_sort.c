@@ -29,7 +29,7 @@ KT_FN(f_sort)
         return kt_y2(y, v.values, v.indices);
     }
     if (dim >= ndim) return KT_NO_FORM;
-    tg_values_indices v = tg_sort_stable(t, TG_OPT_BOOL(true), .dim = dim, .descending = r % 2);
+    tg_values_indices v = tg_sort_stable(t, true, .dim = dim, .descending = r % 2);
     return kt_y2(y, v.values, v.indices);
 }
 /* sort, sort descending, topk 3 */
