@@ -34,8 +34,8 @@ def columns(line):
 
 def check_profile_table(doc, table, calls):
     """The page's table against a fresh run's: its title, columns and number of rows, and for
-    each row an operator or range the run recorded as many times (times vary; names and calls
-    do not)."""
+    each row an operator or range the run recorded as many times. Times are not compared: they
+    vary from run to run and with the machine's load (`make doc-tables` renews them)."""
     want, got = doc.rstrip("\n").split("\n"), table.rstrip("\n").split("\n")
     if len(want) != len(got):
         return [f"the table has {len(want)} lines, the profiler prints {len(got)}"]

@@ -7,7 +7,7 @@ int main(void)
 {
     const int64_t vocab = 16, len = 8, k = 5;
     const double temperature = 0.8;
-    int steps = 3, rc = 0;
+    int steps = 2, rc = 0; /* the loader has 2 batches: one epoch */
     tg_manual_seed(0);
     tg_module *m =
         tg_nn_gpt2(.vocab_size = vocab, .n_positions = len, .n_embd = 8, .n_layer = 1, .n_head = 2);
