@@ -574,7 +574,7 @@ test: test-plain test-docs test-capabilities test-isa test-shared test-install t
 # exist and which not yet (against docs/ops.md), are checked too.
 DOC_PAGES := README.md $(wildcard docs/*.md)
 test-docs: all
-	python3 tests/docs/doc_check.py --build $(BUILD) --cc "$(CC)" --cflags "$(CSTD) -O1 $(WARN)" $(DOC_PAGES)
+	python3 tests/docs/doc_check.py --build $(BUILD) --cc "$(CC)" --cflags "$(CSTD) $(OPT) $(WARN)" $(DOC_PAGES)
 
 # Rewrites docs/profiling.md's sample table from a run of build/examples/train_mlp --profile
 # (test-docs then checks that the table still has the rows and columns the profiler prints).

@@ -38,6 +38,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 import doc_tables  # noqa: E402  (the profile table and the operator lists)
 
 MARKER = re.compile(r"^\s*<!--\s*doc-test:\s*(.*?)\s*-->\s*$")
@@ -354,7 +355,7 @@ def main():
     ap.add_argument("--installed", help="the prefix tensorgen is installed in")
     ap.add_argument("--update", action="store_true", help="rewrite the sample tables")
     ap.add_argument("--cc", default=os.environ.get("CC", "gcc"))
-    ap.add_argument("--cflags", default="-std=c11 -D_GNU_SOURCE -O1 -Wall -Wextra")
+    ap.add_argument("--cflags", default="-std=c11 -D_GNU_SOURCE -O2 -Wall -Wextra")
     ap.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 2)
     args = ap.parse_args()
     if bool(args.build) == bool(args.installed):
