@@ -12,6 +12,9 @@
 #   make fuzz       fuzz tgen FUZZ_SECONDS (default 60) per harness (clang, libFuzzer;
 #                   tests/fuzz/README.md)
 #   make bench      print one JSON line per benchmark workload (see bench/README.md)
+#   make test-docs  compile and run the code blocks of README.md and docs/*.md, comparing what
+#                   they print with the pages (tests/docs/README.md; part of make test);
+#                   `make doc-tables` rewrites docs/profiling.md's sample table from a run
 #   make format     lay out the hand-written C/C++/CUDA as .clang-format says (clang-format 14);
 #                   `make format-check` fails, naming the files, when one is laid out otherwise
 #   make install PREFIX=/usr/local
