@@ -3,7 +3,8 @@
 #   make            regenerate generated/ if a spec, template or tgen changed; build tgen,
 #                   libtensorgen.{a,so} and the examples
 #   make gen        force regeneration (tgen rewrites only files whose text changed)
-#   make test       build and run the test suite, the kernel suites under each CPU capability
+#   make test       build and run the test suite, the docs' code (test-docs), the kernel suites
+#                   under each CPU capability
 #                   (test-capabilities), the check that baseline objects hold no AVX
 #                   (test-isa), then the suite again under ASan+UBSan (leaks fail),
 #                   then the CUDA backend on the CPU emulator (test-cuda-emu, below), then
@@ -11,6 +12,9 @@
 #   make fuzz       fuzz tgen FUZZ_SECONDS (default 60) per harness (clang, libFuzzer;
 #                   tests/fuzz/README.md)
 #   make bench      print one JSON line per benchmark workload (see bench/README.md)
+#   make test-docs  compile and run the code blocks of README.md and docs/*.md, comparing what
+#                   they print with the pages (tests/docs/README.md; part of make test);
+#                   `make doc-tables` rewrites docs/profiling.md's sample table from a run
 #   make format     lay out the hand-written C/C++/CUDA as .clang-format says (clang-format 14);
 #                   `make format-check` fails, naming the files, when one is laid out otherwise
 #   make install PREFIX=/usr/local
@@ -188,9 +192,12 @@ CUDA_A    := $(if $(CUDA_OBJ),$(BUILD)/libtensorgen_cuda.a)
 # whole (its constructor registers it; nothing references it by name), then the core.
 CUDA_WHOLE  = -Wl,--whole-archive $(CUDA_A) -Wl,--no-whole-archive $(CUDA_LIBS)
 STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
+# The same for programs built elsewhere: pkg-config's file for this build tree (print-libs below).
+UNINSTALLED_PC := $(BUILD)/tensorgen-uninstalled.pc
+comma := ,
 
-.PHONY: test-nn-torch check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
-all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES)
+.PHONY: test-docs doc-tables test-nn-torch check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES) $(UNINSTALLED_PC)
 
 # ------------------------------------------------------------------ tgen and generation
 $(BUILD)/tgen: $(TGEN_OBJ)
@@ -380,10 +387,20 @@ $(CUDA_SO): $(CUDA_OBJ) $(SO) $(if $(EMU_DIR),$(BUILD)/libcudaemu.a)
 	ln -sf libtensorgen_cuda.so.$(VERSION) $(BUILD)/libtensorgen_cuda.so.$(SOVERSION)
 	ln -sf libtensorgen_cuda.so.$(SOVERSION) $(BUILD)/libtensorgen_cuda.so
 
-# What a program linked with $(BUILD)/libtensorgen.a needs after it (docs/adding-an-operator.md):
+# What a program linked with $(BUILD)/libtensorgen.a needs after it (the scripts of tests/build/):
 # `gcc ... build/libtensorgen.a $$(make -s print-libs)`.
 print-libs:
 	@echo '$(LIBS)'
+
+# pkg-config's "uninstalled" tensorgen.pc for programs built against this build tree
+# (tensorgen-uninstalled.pc.in; docs/c-api.md): `PKG_CONFIG_PATH=build pkg-config --cflags
+# --libs --static tensorgen` gives the source tree's headers and STATIC_LINK.
+$(UNINSTALLED_PC): tensorgen-uninstalled.pc.in Makefile
+	@mkdir -p $(BUILD)
+	sed -e 's|@SRCDIR@|$(CURDIR)|g' -e 's|@BUILDDIR@|$(abspath $(BUILD))|g' -e 's|@VERSION@|$(VERSION)|g' \
+	  -e 's|@LIBS@|$(LIBS) $(if $(CUDA_A),$(CUDA_LIBS))|g' -e 's|@CUDA_CFLAGS@|$(if $(CUDA_A),$(CUDA_CFLAGS))|g' \
+	  -e 's|@CUDA_LIBS@|$(if $(CUDA_A),$(CUDA_LIBS))|g' \
+	  -e 's|@CUDA_WHOLE@|$(if $(CUDA_A),-Wl$(comma)--whole-archive $(abspath $(CUDA_A)) -Wl$(comma)--no-whole-archive)|g' $< > $@
 
 # ------------------------------------------------------------------ examples and bench
 # The examples use the public API only, and link the shared library as a user's program would
@@ -551,7 +568,21 @@ $(NN_INTEROP): tests/nn/interop/nn_interop.c $(or $(SO),$(BUILD)/libtensorgen.a 
 test-nn-torch: $(NN_INTEROP)
 	/usr/bin/python3 tests/nn/torch_interop.py $(NN_INTEROP)
 
-test: test-plain test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-cuda-emu test-fuzz-regressions
+test: test-plain test-docs test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-cuda-emu test-fuzz-regressions
+
+# The docs are tests (tests/docs/README.md): every C, sh and console block of README.md and
+# docs/*.md is built and run against this build (its headers and static libraries, through
+# $(UNINSTALLED_PC)) and its output compared with the page's, or is marked with why not; the
+# profiler's sample table (docs/profiling.md) and the README's lists of operators, which
+# exist and which not yet (against docs/ops.md), are checked too.
+DOC_PAGES := README.md $(wildcard docs/*.md)
+test-docs: all
+	python3 tests/docs/doc_check.py --build $(BUILD) --cc "$(CC)" --cflags "$(CSTD) $(OPT) $(WARN)" $(DOC_PAGES)
+
+# Rewrites docs/profiling.md's sample table from a run of build/examples/train_mlp --profile
+# (test-docs then checks that the table still has the rows and columns the profiler prints).
+doc-tables: all
+	python3 tests/docs/doc_check.py --build $(BUILD) --update docs/profiling.md
 
 # Criterion names skipped tests (the CUDA tests without a GPU) only when verbose: run verbose
 # and drop the per-test RUN/PASS lines, keeping SKIP and FAIL lines and the summary; a SKIP line

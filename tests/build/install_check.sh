@@ -3,7 +3,7 @@
 # builds against the installed package alone. In a scratch prefix: `make install`, then the
 # example operator library examples/visionops/ built with its own Makefile (pkg-config and the
 # installed tgen only, nothing from this tree) and its tests run; the walkthrough of
-# docs/extending.md followed verbatim (tests/build/extending_check.py); then `make uninstall`,
+# docs/extending.md followed verbatim (tests/docs/doc_check.py --installed); then `make uninstall`,
 # which must leave no file behind.
 #   tests/build/install_check.sh BUILD_DIR        (run from the repository root)
 set -euo pipefail
@@ -18,7 +18,7 @@ echo "test-install: tgen is $(pkg-config --variable=tgen tensorgen), templates i
 cp -r examples/visionops "$scratch/visionops"
 make --no-print-directory -C "$scratch/visionops" BUILD="$scratch/visionops-build" test
 # docs/extending.md, followed as written in an empty folder against the package.
-python3 tests/build/extending_check.py docs/extending.md "$prefix"
+python3 tests/docs/doc_check.py --installed "$prefix" docs/extending.md
 make --no-print-directory -s uninstall BUILD="$build" PREFIX="$prefix"
 left=$(find "$prefix" -type f -o -type l)
 if [ -n "$left" ]; then
