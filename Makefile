@@ -537,14 +537,16 @@ test-shared: $(SO) $(SHARED_TESTS) $(EXAMPLES)
 test-install: all
 	tests/build/install_check.sh $(BUILD)
 
-# The API compile test: the public header must compile warning-free with gcc and clang.
+# The API compile test: the public header must compile warning-free with gcc and clang, and the
+# option spellings right or wrong as docs/c-api.md says (tests/api/option_spellings.sh).
 API_TEST := tests/api/api_compile_check.c
-$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h runtime/tg_functional.h
+$(BUILD)/api-compile.ok: $(wildcard $(API_TEST)) tests/api/option_spellings.sh $(BUILD)/gen.stamp runtime/tensorgen.h runtime/tg_core.h runtime/tg_functional.h
 	@mkdir -p $(BUILD)
 	@if [ -f $(API_TEST) ]; then \
 	  for cc in gcc clang; do command -v $$cc >/dev/null || continue; \
 	    $$cc -std=c11 -Wall -Wextra -Werror -Iruntime -Inn -Igenerated -fsyntax-only $(API_TEST) || exit 1; \
 	  done; fi
+	@tests/api/option_spellings.sh
 	@touch $@
 
 # safetensors files against Hugging Face's `safetensors` package (tests/io/safetensors_interop.py

@@ -12,8 +12,9 @@
 /* Diagnostics for the rest of every file that includes an operator header (docs/c-api.md,
  * "Options"). Off: -Woverride-init, since a designated initializer after the defaults overrides
  * them (that is how the options work, tg_ops.h; gcc reports it at the caller's line, so it cannot
- * be silenced around the macros alone), and -Wmissing-braces, since an int list option may be
- * given one int (`.dim = 1`, tg_core.h). Errors: a number where a string or a pointer belongs
+ * be silenced around the macros alone), and -Wmissing-braces (clang: and
+ * -Wmissing-field-initializers), since an int list option may be given one int (`.dim = 1`,
+ * tg_core.h). Errors: a number where a string or a pointer belongs
  * (`.approximate = 1`, `.dtype = "float32"`), as from gcc 14 and clang 16 on by default, instead
  * of a warning and a crash. */
 #if defined(__cplusplus)
@@ -21,6 +22,7 @@
 #elif defined(__clang__)
 #pragma clang diagnostic ignored "-Winitializer-overrides"
 #pragma clang diagnostic ignored "-Wmissing-braces"
+#pragma clang diagnostic ignored "-Wmissing-field-initializers"
 #pragma clang diagnostic error "-Wint-conversion"
 #pragma clang diagnostic error "-Wincompatible-pointer-types"
 #elif defined(__GNUC__)
