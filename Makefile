@@ -183,7 +183,7 @@ $(IO_SRC:%.c=$(BUILD)/obj/%.o) $(IO_SRC:%.c=$(BUILD)/san/%.o): BACKEND_CFLAGS :=
 
 # The shared libraries: libtensorgen.so.$(VERSION) with soname libtensorgen.so.$(SOVERSION),
 # and the CUDA backend beside it (loaded when a GPU is asked for, runtime/core/cuda_backend.c).
-VERSION   := 0.2.0
+VERSION   := 0.3.0
 SOVERSION := 0
 SO        := $(if $(filter emu,$(CUDA)),,$(BUILD)/libtensorgen.so.$(VERSION))
 CUDA_SO   := $(if $(and $(SO),$(CUDA_OBJ)),$(BUILD)/libtensorgen_cuda.so.$(VERSION))
@@ -627,18 +627,22 @@ test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/tests/san.log; then \
 	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
-# The whole suite again with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA
-# test runs, on two emulated devices, without a GPU, under ASan, LeakSanitizer and UBSan (a
-# report fails the run; the emulator's own SIGSEGV handler explains faults on device memory, so
+# The device tests with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA test
+# runs, on two emulated devices, without a GPU, under ASan, LeakSanitizer and UBSan (a report
+# fails the run; the emulator's own SIGSEGV handler explains faults on device memory, so
 # ASan leaves SIGSEGV to it). Then the GPU benchmarks run once at toy sizes (BENCH_SMOKE=1), so
 # that bench/bench_cuda.c is known to work before a GPU session relies on it: any workload it
 # skips fails the run. Its own build tree; needs only g++ and perl.
 EMU_BUILD := $(BUILD)/cuda-emu
 EMU_ENV   := ASAN_OPTIONS=detect_leaks=1:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1
+# A test that uses a device says so in its suite's or its own name (cuda_runtime/*,
+# values/cuda, safetensors/cuda_round_trip, ...); the others ran under the sanitizers in
+# test-san already, so that each suite runs once.
+EMU_TEST_FILTER := @(*cuda*/*|*/*cuda*)
 test-cuda-emu:
 	$(MAKE) --no-print-directory CUDA=emu BUILD=$(EMU_BUILD) OPT=-O1 all $(EMU_BUILD)/tests/tg_tests $(EMU_BUILD)/bench/tg_bench
 	set -o pipefail; TGEN=$(EMU_BUILD)/tgen $(EMU_ENV) \
-	  $(EMU_BUILD)/tests/tg_tests -j2 --verbose 2>&1 | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
+	  $(EMU_BUILD)/tests/tg_tests -j2 --verbose --filter '$(EMU_TEST_FILTER)' 2>&1 | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
 	$(EMU_ENV) BENCH_SMOKE=1 $(EMU_BUILD)/bench/tg_bench --only cuda_,cublas_ >$(EMU_BUILD)/bench/smoke.jsonl 2>>$(EMU_BUILD)/tests/emu.log
 	@echo "GPU benchmarks on the emulator (smoke): $$(wc -l <$(EMU_BUILD)/bench/smoke.jsonl) JSON lines"
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|skipped' $(EMU_BUILD)/tests/emu.log; then \
