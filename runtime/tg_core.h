@@ -108,9 +108,10 @@ typedef struct tg_generator tg_generator;
  * caller (by the open scope, inside tg_scope_begin/end: see "scopes" below); arguments are
  * borrowed. tg_release(NULL) is a no-op. Misuse is reported, not a crash (docs/c-api.md,
  * "What is detected"): releasing a tensor whose every reference is an open scope's, or one
- * that is already freed (in a -DTG_DEBUG or sanitizer build always, else when its memory has
- * not been reused yet), records an error naming the tensor ("release: the float32 [2, 3]
- * tensor made by add belongs to an open scope, ..."), warns, and leaves the tensor alone. */
+ * that is already freed (until a new tensor reuses its memory; in a -DTG_DEBUG or sanitizer
+ * build, while it is among the thread's last 256 freed), records an error naming the tensor
+ * ("release: the float32 [2, 3] tensor made by add belongs to an open scope, ..."), warns,
+ * and leaves the tensor alone. */
 tg_tensor *tg_retain(tg_tensor *t);
 void tg_release(tg_tensor *t);
 /* "I do not need this reference", for a result one discards, typically of an in-place or out=

@@ -154,6 +154,22 @@ Test(rt_ownership, a_scope_owned_list_is_not_released_by_hand)
     expect_quiet();
 }
 
+/* The trap tg_drop avoids (docs/c-api.md): releasing an in-place result inside a scope uses up
+ * the caller's own reference to a tensor made before the scope. Not detectable then (the scope
+ * still holds one); the caller's later release is the double release that is reported. */
+Test(rt_ownership, releasing_an_in_place_result_in_a_scope_surfaces_as_a_double_release)
+{
+    tg_tensor *w = make23();
+    tg_scope_begin();
+    tg_release(tg_uniform_(w, .from = -1, .to = 1));
+    expect_quiet();
+    tg_scope_end(); /* frees w */
+    cr_expect_eq(tg_live_tensors(), 0);
+    tg_release(w);
+    expect_reported("release: double release of the float32 [2, 3] tensor made by "
+                    "tensor_from_data: it was freed already; ignored");
+}
+
 Test(rt_ownership, drop_releases_the_callers_reference_outside_a_scope)
 {
     tg_tensor *w = make23();
