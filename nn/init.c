@@ -12,31 +12,24 @@
 #include "ops/uniform.h"
 #include "ops/view.h"
 
-/* Runs an in-place operator's result through: 0 when it succeeded. */
-static int done(tg_tensor *r)
-{
-    tg_release(r);
-    return r ? 0 : -1;
-}
-
 int tg_nn_init_uniform_(tg_tensor *t, double a, double b)
 {
     int rc = -1;
-    TG__NN_OWN rc = done(tg_uniform_(t, .from = a, .to = b));
+    TG__NN_OWN rc = tg_drop(tg_uniform_(t, .from = a, .to = b));
     return rc;
 }
 
 int tg_nn_init_normal_(tg_tensor *t, double mean, double std)
 {
     int rc = -1;
-    TG__NN_OWN rc = done(tg_normal_(t, .mean = mean, .std = std));
+    TG__NN_OWN rc = tg_drop(tg_normal_(t, .mean = mean, .std = std));
     return rc;
 }
 
 int tg_nn_init_constant_(tg_tensor *t, double value)
 {
     int rc = -1;
-    TG__NN_OWN rc = done(tg_fill_(t, value));
+    TG__NN_OWN rc = tg_drop(tg_fill_(t, value));
     return rc;
 }
 
@@ -160,8 +153,9 @@ int tg_nn_init_trunc_normal_(tg_tensor *t, double mean, double std, double a, do
     TG__NN_OWN
     {
         tg_tensor *host = rc == 0 ? tg_tensor_from_data(v, (int64_t[]){ n }, 1, TG_FLOAT64) : NULL;
-        tg_tensor *shaped = tg_view(host, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) });
-        rc = done(shaped ? tg_copy_(t, shaped) : NULL);
+        tg_tensor *shaped =
+            tg_view(host, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) });
+        rc = shaped ? tg_drop(tg_copy_(t, shaped)) : -1;
         tg_release(shaped);
         tg_release(host);
     }

@@ -20,6 +20,11 @@
  *     tg_scope_keep(y);                               // y survives, owned by the caller
  *     tg_scope_end();
  *
+ * Inside a scope the scope owns the results: do not release them yourself. A result you do not
+ * need (an in-place call's) goes to tg_drop(), right in and out of a scope; -1 if it failed:
+ *
+ *     if (tg_drop(tg_add_(a, b)) != 0) fprintf(stderr, "%s\n", tg_last_error());
+ *
  * Errors never abort. A failing call returns NULL and records a thread-local message in
  * PyTorch's words; a call given NULL returns NULL and keeps the first message, so a chain of
  * calls can be checked once at the end:

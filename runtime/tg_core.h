@@ -106,9 +106,22 @@ typedef struct tg_tensor tg_tensor;
 typedef struct tg_generator tg_generator;
 
 /* References: every function that returns a tg_tensor* returns a NEW reference owned by the
- * caller; arguments are borrowed. tg_release(NULL) is a no-op. */
+ * caller (by the open scope, inside tg_scope_begin/end: see "scopes" below); arguments are
+ * borrowed. tg_release(NULL) is a no-op. Misuse is reported, not a crash (docs/c-api.md,
+ * "What is detected"): releasing a tensor whose every reference is an open scope's, or one
+ * that is already freed (until a new tensor reuses its memory; in a -DTG_DEBUG or sanitizer
+ * build, while it is among the thread's last 256 freed), records an error naming the tensor
+ * ("release: the float32 [2, 3] tensor made by add belongs to an open scope, ..."), warns,
+ * and leaves the tensor alone. */
 tg_tensor *tg_retain(tg_tensor *t);
 void tg_release(tg_tensor *t);
+/* "I do not need this reference", for a result one discards, typically of an in-place or out=
+ * call: `if (tg_drop(tg_uniform_(w, -0.1, 0.1)) != 0) goto fail;`. Releases t when the caller
+ * owns it (no scope open); inside an open scope, which owns every result, leaves it to the
+ * scope. Returns 0, or -1 when t is NULL (the call failed: tg_last_error() says why) or the
+ * release was refused as misuse (above). Use it right on a call's result: for a reference held
+ * from before the scope opened, tg_release is the call. */
+int tg_drop(tg_tensor *t);
 
 int64_t tg_tensor_dim(const tg_tensor *t);
 int64_t tg_tensor_size(const tg_tensor *t, int64_t d); /* negative d counts from the end */
@@ -288,7 +301,10 @@ void tg_set_warning_handler(tg_warning_handler fn, void *user);
 /* ---- scopes: free every tensor made inside at once ---- */
 /* Tensors returned by operators while a scope is open are recorded in it; tg_scope_end()
  * releases the scope's reference to each, except those passed to tg_scope_keep(), which
- * move to the enclosing scope (or to the caller when there is none). Scopes nest. */
+ * move to the enclosing scope (or to the caller when there is none). Scopes nest. A recorded
+ * reference is the scope's, not the caller's: do not tg_release it (that is reported and
+ * ignored when the scope's references are all the tensor has); tg_retain one of your own, or
+ * tg_scope_keep it, to use the tensor after the scope. */
 void tg_scope_begin(void);
 tg_tensor *tg_scope_keep(tg_tensor *t); /* returns t */
 /* Keeps a Tensor[] result: every element and the array move to the enclosing scope (or to the

@@ -18,10 +18,7 @@ int tg_clip_grad_value_(tg_tensor *const *params, int n, double clip_value)
             tg_tensor *g = tg_tensor_grad(params[i]);
             if (!g) continue;
             /* torch: p.grad.data.clamp_(min=-clip_value, max=clip_value) */
-            tg_tensor *r =
-                tg_clamp_(g, .min = -clip_value, .max = clip_value);
-            rc = r ? 0 : -1;
-            tg_release(r);
+            rc = tg_drop(tg_clamp_(g, .min = -clip_value, .max = clip_value));
             tg_release(g);
         }
     }

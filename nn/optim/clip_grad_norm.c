@@ -39,11 +39,7 @@ static int clip(tg_tensor **grads, int m, double max_norm, double norm_type, dou
     tg_tensor *coef = rec ? tg_mul_scalar(rec, max_norm) : NULL;
     tg_tensor *clamped = coef ? tg_clamp(coef, .max = 1.0) : NULL;
     int rc = clamped && tg_tensor_to_doubles(total, total_out, 1) == 0 ? 0 : -1;
-    for (int i = 0; rc == 0 && i < m; i++) {
-        tg_tensor *r = tg_mul_(grads[i], clamped);
-        rc = r ? 0 : -1;
-        tg_release(r);
-    }
+    for (int i = 0; rc == 0 && i < m; i++) rc = tg_drop(tg_mul_(grads[i], clamped));
     tg_release(den);
     tg_release(one);
     tg_release(rec);

@@ -308,9 +308,7 @@ static int build_state(tg_optimizer *o, tg_tensor **saved, tg_tensor **made)
         for (int64_t i = 0; i < o->n_params * N_SLOTS && rc == 0; i++) {
             if (!saved[i]) continue;
             made[i] = tg_zeros_like(*o->params[i / N_SLOTS].slot);
-            tg_tensor *r = made[i] ? tg_copy_(made[i], saved[i]) : NULL;
-            rc = r ? 0 : -1;
-            tg_release(r);
+            rc = made[i] ? tg_drop(tg_copy_(made[i], saved[i])) : -1;
         }
     }
     return rc;

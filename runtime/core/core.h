@@ -47,7 +47,11 @@ typedef struct tg_storage {
 struct tg_autograd_meta; /* defined by runtime/autograd (autograd_private.h) */
 
 struct tg_tensor {
-    int64_t refcount; /* atomic */
+    int64_t refcount; /* atomic; 0 once destroyed, so that tg_release sees a double release */
+    /* How many of the references are held by open scopes (scope.c; atomic). tg_release
+     * refuses to drop one when refcount <= scope_refs: the caller then holds none, and the
+     * scope would release freed memory at its end. Next to refcount: one cache line. */
+    int32_t scope_refs;
     tg_storage *storage;
     int64_t storage_offset; /* in elements */
     int64_t ndim;
@@ -62,6 +66,7 @@ struct tg_tensor {
     int64_t *version;     /* shared by views of one base; heap cell, refcounted with base */
     tg_tensor *view_base; /* the tensor this one views (owned reference), or NULL */
     struct tg_autograd_meta *autograd; /* grad, grad_fn, hooks; NULL when unused */
+    const char *made_by; /* the operator that made it ("view" for views), for messages */
 };
 
 /* New contiguous tensor (uninitialised) of the shape; NULL + error on bad shape or OOM.
@@ -177,6 +182,10 @@ void *tg__verror(const char *op, const char *fmt, va_list ap);
 bool tg__has_error(void);
 void tg__warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void tg__warn_once(const char *key, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Misuse of the API that the library caught and ignored (a double release): recorded as the
+ * thread's error, as "<op>: <message>", and also warned, since the call that misused returns
+ * nothing to check and an earlier error may already be recorded. */
+void tg__misuse(const char *op, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* ------------------------------------------------------------------ CPU capability
  * Which per-capability build of the vector kernels runs (cpu_capability.c; the kernels' side

@@ -83,6 +83,17 @@ void tg__warn(const char *fmt, ...)
     va_end(ap);
 }
 
+void tg__misuse(const char *op, const char *fmt, ...)
+{
+    char msg[TG__ERROR_CAP];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    tg__error(op, "%s", msg);
+    tg__warn("%s: %s", op, msg);
+}
+
 void tg__warn_once(const char *key, const char *fmt, ...)
 {
     bool first = true;

@@ -46,6 +46,15 @@ void tg__register_autograd_meta_free(void (*fn)(struct tg_autograd_meta *m));
 typedef void (*tg__memory_observer)(int64_t nbytes, tg_device device);
 void tg__set_memory_observer(tg__memory_observer fn);
 
+/* tensor.c: tg_release that says whether it released (0) or refused a misuse (-1, reported:
+ * a double release, or a reference only a scope holds). */
+int tg__release(tg_tensor *t);
+/* "the float32 [2, 3] tensor made by add" into buf, for messages; t may be dead. */
+char *tg__describe(char *buf, size_t cap, const tg_tensor *t);
+/* scope.c: whether an open scope of this thread recorded `array`, a Tensor[] result's array
+ * (false while a kernel runs with the scope suspended). Scans the open scopes' entries. */
+bool tg__scope_holds_array(const void *array);
+
 /* dtype.c */
 extern tg_dtype tg__default_dtype_value;
 static inline bool tg__is_float(tg_dtype t)

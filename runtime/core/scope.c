@@ -5,7 +5,12 @@
  * tensor marks its newest entry; at the end of the scope kept entries are compacted to the
  * front of its range, where they belong to the enclosing scope (or, with no enclosing scope,
  * their reference passes to the caller). With no scope open, tracking costs one
- * thread-local load. */
+ * thread-local load.
+ *
+ * Each tensor counts the references scopes hold to it (tg_tensor.scope_refs): one per entry,
+ * until the entry's reference is released at the scope's end or passes to the caller. That
+ * count is how tg_release tells a caller's reference from a scope's (tensor.c), and how
+ * tg_drop knows whether the result it is given is the open scope's. */
 #include "core/rt_private.h"
 
 #include <pthread.h>
@@ -79,6 +84,16 @@ static bool reserve(scope_state *st, int64_t more)
     return true;
 }
 
+/* t->scope_refs += d. A scope's reference that is t's only one (refcount 1) means no other
+ * thread can reach t, so, as in tg__ref_dec, no atomic read-modify-write is needed then. */
+static inline void scope_refs_add(tg_tensor *t, int32_t d)
+{
+    if (__atomic_load_n(&t->refcount, __ATOMIC_RELAXED) == 1)
+        __atomic_store_n(&t->scope_refs, __atomic_load_n(&t->scope_refs, __ATOMIC_RELAXED) + d,
+                         __ATOMIC_RELAXED);
+    else __atomic_add_fetch(&t->scope_refs, d, __ATOMIC_RELAXED);
+}
+
 static __attribute__((noinline)) tg_tensor *track_slow(scope_state *st, tg_tensor *t)
 {
     if (!reserve(st, 1)) {
@@ -87,6 +102,7 @@ static __attribute__((noinline)) tg_tensor *track_slow(scope_state *st, tg_tenso
         return tg__error("scope", "out of memory recording a tensor in the open scope");
     }
     st->entries[st->nentries++] = (uintptr_t)t;
+    scope_refs_add(t, 1);
     return t;
 }
 
@@ -108,7 +124,10 @@ tg_tensor_list tg_scope_track_list(tg_tensor_list l)
     }
     /* The array first: released newest first, the elements go before their array. */
     st->entries[st->nentries++] = (uintptr_t)l.data | ARRAY;
-    for (int64_t i = 0; i < l.len; i++) st->entries[st->nentries++] = (uintptr_t)l.data[i];
+    for (int64_t i = 0; i < l.len; i++) {
+        st->entries[st->nentries++] = (uintptr_t)l.data[i];
+        scope_refs_add(l.data[i], 1);
+    }
     return l;
 }
 
@@ -162,15 +181,44 @@ void tg_scope_end(void)
     /* Release newest first, so that later results die before the inputs they came from. */
     for (int64_t i = end - 1; i >= start; i--) {
         if (st->entries[i] & KEPT) continue;
-        if (st->entries[i] & ARRAY) free((void *)PTR(st->entries[i]));
-        else tg_release((tg_tensor *)st->entries[i]);
+        if (st->entries[i] & ARRAY) {
+            free((void *)PTR(st->entries[i]));
+        } else {
+            tg_tensor *t = (tg_tensor *)st->entries[i];
+            scope_refs_add(t, -1); /* first: the reference released is no longer a scope's */
+            tg_release(t);
+        }
     }
-    for (int64_t i = start; i < end; i++)
-        if (st->entries[i] & KEPT) st->entries[kept++] = st->entries[i] & ~KEPT;
+    for (int64_t i = start; i < end; i++) {
+        if (!(st->entries[i] & KEPT)) continue;
+        if (st->depth == 0 && !(st->entries[i] & ARRAY)) /* the caller's reference now */
+            scope_refs_add((tg_tensor *)PTR(st->entries[i]), -1);
+        st->entries[kept++] = st->entries[i] & ~KEPT;
+    }
     st->nentries = st->depth > 0 ? kept : start;
     if (st->depth == 0 && st->nentries == 0 && st->capentries > 4096) {
         free(st->entries); /* do not hold a huge array after a big scope */
         st->entries = NULL;
         st->capentries = 0;
     }
+}
+
+int tg_drop(tg_tensor *t)
+{
+    if (!t) return tg__fail("drop", "argument 't' is NULL");
+    scope_state *st = TG__TLS_ADDR(sc);
+    /* Every result returned while a scope is open (and not suspended for a kernel) was recorded
+     * in it: a tensor the scopes hold references to is then the scope's to release. */
+    if (st->depth > 0 && !st->suspended && __atomic_load_n(&t->scope_refs, __ATOMIC_RELAXED) > 0)
+        return 0;
+    return tg__release(t);
+}
+
+bool tg__scope_holds_array(const void *array)
+{
+    scope_state *st = TG__TLS_ADDR(sc);
+    if (st->suspended) return false; /* a kernel's lists are its own */
+    for (int64_t i = st->nentries - 1; i >= 0; i--)
+        if ((st->entries[i] & ARRAY) && PTR(st->entries[i]) == (uintptr_t)array) return true;
+    return false;
 }

@@ -17,25 +17,43 @@
  * every view. view_base is always the root base, so releasing a view recurses one level only.
  *
  * Live counters (tg_live_tensors/storages) are per-thread plain counters summed on demand, so
- * the hot path pays no atomic read-modify-write for leak accounting. */
+ * the hot path pays no atomic read-modify-write for leak accounting.
+ *
+ * Misuse (docs/c-api.md, "What is detected"): tg_release refuses, with an error and a warning,
+ * to drop a reference when refcount <= scope_refs: either the tensor is dead (a destroyed
+ * tensor's refcount is 0) or every reference left is an open scope's. The block cache reuses
+ * the newest block first, so a dead header is soon a live one; a debug build (-DTG_DEBUG) and
+ * the sanitizer build instead keep the last BLOCK_CACHE_MAX freed blocks in a quarantine and
+ * never reuse them, so that a double release within that window is reported too (ASan reports
+ * the later ones as use after free). */
 #include "core/rt_private.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Cached blocks keep their first words readable: the refcount and scope_refs, which a double
+ * release reads (and finds dead), and the free-list link (t.storage), which LeakSanitizer must
+ * be able to follow. */
+#define KEEP_READABLE (offsetof(struct tg_tensor, storage) + sizeof(tg_storage *))
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
-/* Cached blocks are poisoned except the free-list link (t.storage, the second word), which
- * LeakSanitizer must be able to follow. */
-#define POISON(p, n) \
-    (ASAN_POISON_MEMORY_REGION((p), 8), ASAN_POISON_MEMORY_REGION((char *)(p) + 16, (n)-16))
+/* Cached blocks are poisoned except the words above. */
+#define POISON(p, n) ASAN_POISON_MEMORY_REGION((char *)(p) + KEEP_READABLE, (n)-KEEP_READABLE)
 #define UNPOISON(p, n) ASAN_UNPOISON_MEMORY_REGION((p), (n))
+#define IS_POISONED(p) __asan_address_is_poisoned(p)
 #else
 #define POISON(p, n) ((void)(p), (void)(n))
 #define UNPOISON(p, n) ((void)(p), (void)(n))
+#define IS_POISONED(p) ((void)(p), 0)
+#endif
+#if defined(TG_DEBUG) || defined(__SANITIZE_ADDRESS__)
+#define QUARANTINE 1
+#else
+#define QUARANTINE 0
 #endif
 
 #define INLINE_BYTES 64
@@ -66,7 +84,8 @@ typedef struct tblock {
 typedef struct thread_state {
     int64_t tensors, storages; /* live objects created minus destroyed on this thread */
     struct thread_state *next, *prev;
-    tblock *free_blocks; /* cached blocks, linked through t.storage */
+    tblock *free_blocks; /* cached blocks, linked through t.storage (quarantine: oldest first) */
+    tblock *free_newest; /* the quarantine's newest block */
     int nfree;
     bool registered;
 } thread_state;
@@ -95,6 +114,7 @@ static void thread_exit(void *unused)
         ts.free_blocks = (tblock *)b->t.storage;
         free(b);
     }
+    ts.free_newest = NULL;
     ts.nfree = 0;
     ts.tensors = ts.storages = 0;
 }
@@ -152,7 +172,7 @@ static __attribute__((noinline)) tblock *block_alloc_slow(void)
 static inline tblock *block_alloc(thread_state *me)
 {
     tblock *b = me->free_blocks;
-    if (TG__LIKELY(b != NULL)) {
+    if (!QUARANTINE && TG__LIKELY(b != NULL)) {
         UNPOISON(b, sizeof *b);
         me->free_blocks = (tblock *)b->t.storage;
         me->nfree--;
@@ -161,8 +181,31 @@ static inline tblock *block_alloc(thread_state *me)
     return block_alloc_slow();
 }
 
+/* The debug builds' block_free: b joins the quarantine (never reused), whose oldest block goes
+ * back to malloc when it holds more than BLOCK_CACHE_MAX. */
+static void quarantine_add(thread_state *me, tblock *b)
+{
+    if (TG__UNLIKELY(!me->registered)) thread_register();
+    b->t.storage = NULL;
+    POISON(b, sizeof *b);
+    if (me->free_newest) me->free_newest->t.storage = (tg_storage *)b;
+    else me->free_blocks = b;
+    me->free_newest = b;
+    if (++me->nfree > BLOCK_CACHE_MAX) {
+        tblock *old = me->free_blocks;
+        me->free_blocks = (tblock *)old->t.storage;
+        me->nfree--;
+        UNPOISON(old, sizeof *old);
+        free(old);
+    }
+}
+
 static inline void block_free(thread_state *me, tblock *b)
 {
+    if (QUARANTINE) {
+        quarantine_add(me, b);
+        return;
+    }
     if (TG__LIKELY(me->nfree < BLOCK_CACHE_MAX)) {
         if (TG__UNLIKELY(!me->registered)) thread_register();
         b->t.storage = (tg_storage *)me->free_blocks;
@@ -297,6 +340,7 @@ static void tensor_destroy(tg_tensor *t)
     tg_storage *s = t->storage;
     tg_tensor *base = t->view_base;
     thread_state *me = TG__TLS_ADDR(ts);
+    __atomic_store_n(&t->refcount, 0, __ATOMIC_RELAXED); /* dead: see tg_release */
     if (t->autograd) __atomic_load_n(&autograd_meta_free, __ATOMIC_ACQUIRE)(t->autograd);
     count_add(me, &me->tensors, -1);
     if (s == &b->s) {
@@ -315,16 +359,61 @@ static void tensor_destroy(tg_tensor *t)
     if (base) tg_release(base);
 }
 
-void tg_release(tg_tensor *t)
+/* "the float32 [2, 3] tensor made by add", for messages about t, which may be dead (its
+ * fields are then read from a quarantined block, where the sanitizer build poisoned them). */
+char *tg__describe(char *buf, size_t cap, const tg_tensor *t)
 {
-    if (t && tg__ref_dec(&t->refcount)) tensor_destroy(t);
+    bool poisoned = IS_POISONED(&t->ndim);
+    if (poisoned) UNPOISON(t, sizeof *t);
+    char shape[256];
+    int64_t nd = t->ndim >= 0 && t->ndim <= TG_MAX_DIMS ? t->ndim : 0;
+    snprintf(buf, cap, "the %s %s tensor made by %s",
+             t->dtype >= 0 && t->dtype < TG_NUM_DTYPES ? tg_dtype_name(t->dtype) : "?",
+             tg__shape_str(shape, sizeof shape, t->sizes, nd), t->made_by ? t->made_by : "?");
+    if (poisoned) POISON(t, sizeof *t);
+    return buf;
 }
 
-/* A header with every field set except geometry, storage and version. */
-static inline tg_tensor *header_new(thread_state *me, tblock *b, tg_dtype dtype, tg_device dev)
+/* tg_release's misuse path, out of line: reports and leaves the memory as it is. */
+static __attribute__((noinline, cold)) void release_misuse(const tg_tensor *t, int64_t refcount)
+{
+    char what[384];
+    tg__describe(what, sizeof what, t);
+    if (refcount <= 0)
+        tg__misuse("release", "double release of %s: it was freed already; ignored", what);
+    else
+        tg__misuse("release",
+                   "%s belongs to an open scope, not to the caller, who holds no reference "
+                   "of its own; ignored (tg_scope_end releases it; tg_scope_keep keeps it)",
+                   what);
+}
+
+static inline int release(tg_tensor *t)
+{
+    if (!t) return 0;
+    int64_t rc = __atomic_load_n(&t->refcount, __ATOMIC_ACQUIRE);
+    /* One compare on the line of refcount catches both misuses: a dead tensor (0) and one
+     * whose every reference is a scope's. */
+    if (TG__UNLIKELY(rc <= __atomic_load_n(&t->scope_refs, __ATOMIC_RELAXED))) {
+        release_misuse(t, rc);
+        return -1;
+    }
+    /* tg__ref_dec with the count already loaded: a sole owner needs no atomic decrement. */
+    if (rc == 1 || __atomic_sub_fetch(&t->refcount, 1, __ATOMIC_ACQ_REL) == 0) tensor_destroy(t);
+    return 0;
+}
+
+void tg_release(tg_tensor *t) { release(t); }
+int tg__release(tg_tensor *t) { return release(t); }
+
+/* A header with every field set except geometry, storage and version; `op` made it. */
+static inline tg_tensor *header_new(thread_state *me, tblock *b, const char *op, tg_dtype dtype,
+                                    tg_device dev)
 {
     tg_tensor *t = &b->t;
     t->refcount = 1;
+    t->scope_refs = 0;
+    t->made_by = op;
     t->storage_offset = 0;
     t->dtype = dtype;
     t->device = dev;
@@ -386,10 +475,10 @@ static inline void set_contiguous_geometry(tg_tensor *t, const int64_t *sizes, i
 
 /* The tensor of a fresh block whose embedded storage s is ready: contiguous geometry, the
  * block's own version counter, and both owners of the block (the tensor and its storage). */
-static tg_tensor *block_tensor(thread_state *me, tblock *b, tg_dtype dtype, tg_device device,
-                               const int64_t *sizes, int64_t ndim)
+static tg_tensor *block_tensor(thread_state *me, tblock *b, const char *op, tg_dtype dtype,
+                               tg_device device, const int64_t *sizes, int64_t ndim)
 {
-    tg_tensor *t = header_new(me, b, dtype, device);
+    tg_tensor *t = header_new(me, b, op, dtype, device);
     b->owners = 2;
     b->version = 0;
     t->version = &b->version;
@@ -423,7 +512,7 @@ tg_tensor *tg__empty(const char *op, const int64_t *sizes, int64_t ndim, tg_dtyp
         block_free(me, b);
         return NULL;
     }
-    return block_tensor(me, b, dtype, device, sizes, ndim);
+    return block_tensor(me, b, op, dtype, device, sizes, ndim);
 }
 
 tg_tensor *tg__empty_like(const char *op, const tg_tensor *t, tg_dtype dtype)
@@ -463,7 +552,7 @@ tg_tensor *tg__make_view(const tg_tensor *t, const int64_t *sizes, const int64_t
     thread_state *me = TG__TLS_ADDR(ts);
     tblock *b = block_alloc(me);
     if (!b) return tg__error("view", "out of memory allocating a tensor header");
-    tg_tensor *v = header_new(me, b, t->dtype, t->device);
+    tg_tensor *v = header_new(me, b, "view", t->dtype, t->device);
     tg_tensor *root = t->view_base ? t->view_base : (tg_tensor *)t;
     v->storage = t->storage;
     tg__storage_retain(t->storage);
@@ -550,7 +639,7 @@ tg_tensor *tg_tensor_from_blob(void *data, const int64_t *sizes, const int64_t *
     s->owns_data = false;
     s->deleter = deleter;
     s->deleter_ctx = ctx;
-    tg_tensor *t = block_tensor(me, b, dtype, TG_DEVICE_CPU, sizes, ndim);
+    tg_tensor *t = block_tensor(me, b, op, dtype, TG_DEVICE_CPU, sizes, ndim);
     if (strides)
         for (int64_t i = 0; i < ndim; i++) t->strides[i] = strides[i];
     return tg_scope_track(t);

@@ -4,11 +4,34 @@
  * way, with tg_tensor_list_release or tg_scope_end. */
 #include "core/rt_private.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+
+/* Whether an open scope owns l. A recorded list has every element counted in scope_refs, so
+ * the scan of the scope's entries is needed only when its first element is counted (or it has
+ * none). */
+static bool scope_owned(tg_tensor_list l)
+{
+    if (l.len > 0 && (!l.data[0] || __atomic_load_n(&l.data[0]->scope_refs, __ATOMIC_RELAXED) == 0))
+        return false;
+    return tg__scope_holds_array(l.data);
+}
 
 void tg_tensor_list_release(tg_tensor_list l)
 {
-    for (int64_t i = 0; l.data && i < l.len; i++) tg_release(l.data[i]);
+    if (!l.data) return;
+    if (TG__UNLIKELY(scope_owned(l))) { /* releasing it would free the array twice */
+        char what[384], first[400] = "";
+        if (l.len > 0)
+            snprintf(first, sizeof first, " (the first is %s)",
+                     tg__describe(what, sizeof what, l.data[0]));
+        tg__misuse("tensor_list_release",
+                   "the list of %lld tensors%s belongs to an open scope, not to the caller; "
+                   "ignored (tg_scope_end releases it; tg_scope_keep_list keeps it)",
+                   (long long)l.len, first);
+        return;
+    }
+    for (int64_t i = 0; i < l.len; i++) tg_release(l.data[i]);
     free((void *)l.data);
 }
 
