@@ -255,7 +255,7 @@ void tg_int_list_release(tg_int_list l); /* frees the array; { NULL, 0 } is a no
 
 /* TG_INTS(1, 2) is a tg_int_list of two values; an optional int list is None when .data is
  * NULL (TG_NO_INTS); TG_INTS_EMPTY is the empty, present list (a zero-dim shape). */
-#define TG_INTS(...)                                                                      \
+#define TG_INTS(...)                                                                              \
     ((tg_int_list){ .len = (int64_t)(sizeof((const int64_t[]){ __VA_ARGS__ }) / sizeof(int64_t)), \
                     .data = (const int64_t[]){ __VA_ARGS__ } })
 #define TG_NO_INTS ((tg_int_list){ .len = TG_NONE_LEN, .data = NULL })

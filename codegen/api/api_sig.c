@@ -66,7 +66,9 @@ static const char *option_spelling(tgm_arena *a, const tga_arg *ca)
     case TGA_INT_LIST:
     case TGA_OPT_INT_LIST:
         return tgs_fmt(a, "; TG_INTS(...), or one int%s%s",
-                       n == 2 ? " for both" : n > 2 ? tgs_fmt(a, " for all %d", n) : "",
+                       n == 2  ? " for both"
+                       : n > 2 ? tgs_fmt(a, " for all %d", n)
+                               : "",
                        ca->kind == TGA_OPT_INT_LIST ? "; None: TG_NO_INTS" : "");
     case TGA_OPT_DTYPE: return "; None: TG_DTYPE_NONE";
     case TGA_OPT_TENSOR:
@@ -74,7 +76,7 @@ static const char *option_spelling(tgm_arena *a, const tga_arg *ca)
     case TGA_OPT_GENERATOR: return "; None: NULL";
     case TGA_INT:
         return strncmp(ca->default_expr, "TG_REDUCTION_", 13) ? ""
-                                                               : "; TG_REDUCTION_NONE, _MEAN, _SUM";
+                                                              : "; TG_REDUCTION_NONE, _MEAN, _SUM";
     default: return "";
     }
 }

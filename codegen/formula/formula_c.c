@@ -390,8 +390,8 @@ static val compile_list(cc *c, const tgf_node *n)
     for (int i = 0; i < n->nargs; i++) tgs_list_add(&items, c->a, tgf__c_compile(c, n->args[i]).c);
     const char *elems = tgs_list_join(&items, c->a, ", ");
     if (n->type == TGA_INT_LIST)
-        return plain(
-            tgs_fmt(c->a, "(tg_int_list){ .len = %d, .data = (const int64_t[]){ %s } }", n->nargs, elems));
+        return plain(tgs_fmt(c->a, "(tg_int_list){ .len = %d, .data = (const int64_t[]){ %s } }",
+                             n->nargs, elems));
     return plain(
         tgs_fmt(c->a, "(tg_tensor_list){ (tg_tensor *const[]){ %s }, %d }", elems, n->nargs));
 }

@@ -387,7 +387,9 @@ static val lower_optional(cc *c, const tgf_node *n, val a0)
 
 static val lower_int_array_ref(cc *c, const tgf_node *n, val a0)
 {
-    return arg_kind(n) == TGA_INT ? P("(tg_int_list){ .len = 1, .data = (const int64_t[]){ %s } }", a0.c) : a0;
+    return arg_kind(n) == TGA_INT
+               ? P("(tg_int_list){ .len = 1, .data = (const int64_t[]){ %s } }", a0.c)
+               : a0;
 }
 
 static val lower_index(cc *c, const tgf_node *n, val a0)

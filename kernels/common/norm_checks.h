@@ -214,7 +214,8 @@ static inline int tg__upsample2d_check(const char *op, const char *kname, const 
         return tg__fail(op, "It is expected input_size equals to 4, but got size %lld",
                         (long long)self->ndim);
     for (int i = 0; i < 4; i++) sizes[i] = self->sizes[i];
-    if (tg__upsample2d_sizes_check(op, output_size, (tg_int_list){ .len = 4, .data = sizes }) != 0) return -1;
+    if (tg__upsample2d_sizes_check(op, output_size, (tg_int_list){ .len = 4, .data = sizes }) != 0)
+        return -1;
     return tg__norm_check_floating(op, kname, self);
 }
 

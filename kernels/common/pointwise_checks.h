@@ -196,8 +196,7 @@ static inline tg_tensor *tg__pw_clamp_scalar_bounds(tg_pw_clamp_run_fn run, tg_t
 {
     if (tg__pw_check_clamp_bounds(!tg_is_none_float(min), !tg_is_none_float(max)) != 0) return NULL;
     tg_tensor *tmin = NULL, *tmax = NULL;
-    if (!tg_is_none_float(min) &&
-        !(tmin = tg__wrapped_scalar(min, tg__pw_is_integral_scalar(min))))
+    if (!tg_is_none_float(min) && !(tmin = tg__wrapped_scalar(min, tg__pw_is_integral_scalar(min))))
         return NULL;
     if (!tg_is_none_float(max) &&
         !(tmax = tg__wrapped_scalar(max, tg__pw_is_integral_scalar(max)))) {

@@ -232,7 +232,8 @@ static inline tg_tensor *tg__reduce_arg(tg_reduce_fn run, const char *op, const 
     if (tg__reduce_check_arg(op, fn, self, dim) != 0) return NULL;
     tg_reduce_req rq;
     tg__reduce_req_init(&rq, op, kind, self, TG_INT64, out);
-    return tg__reduce_run(run, &rq, tg_is_none_int(dim) ? NULL : d, tg_is_none_int(dim) ? 0 : 1, keepdim, NULL);
+    return tg__reduce_run(run, &rq, tg_is_none_int(dim) ? NULL : d, tg_is_none_int(dim) ? 0 : 1,
+                          keepdim, NULL);
 }
 
 /* var/std (kind R_VAR, R_STD): correction defaults to 1 (Bessel's). */

@@ -118,8 +118,7 @@ static int glu_parts(const char *op, tg_tensor *self, int64_t dim, int64_t *d, t
     if (tg__actlm_glu_check(op, self, dim, d) != 0) return -1;
     const int64_t h = self->sizes[*d] / 2;
     *a = tg_slice(self, .dim = *d, .start = 0, .end = h);
-    tg_tensor *b =
-        *a ? tg_slice(self, .dim = *d, .start = h, .end = 2 * h) : NULL;
+    tg_tensor *b = *a ? tg_slice(self, .dim = *d, .start = h, .end = 2 * h) : NULL;
     *s = b ? tg__then(b, tg_sigmoid(b)) : NULL;
     if (!*s) {
         tg_release(*a);

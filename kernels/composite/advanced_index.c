@@ -99,7 +99,8 @@ tg_tensor *tg__composite_masked_select_backward(tg_tensor *grad, tg_tensor *inpu
     int64_t s[TG_MAX_DIMS];
     int64_t n = broadcast2(op, input, mask, s);
     if (n < 0) return NULL;
-    tg_int_list size = { .len = n, .data = s }, isize = { .len = input->ndim, .data = input->sizes };
+    tg_int_list size = { .len = n, .data = s },
+                isize = { .len = input->ndim, .data = input->sizes };
     tg_tensor *z = tg_zeros(size, .dtype = grad->dtype, .device = grad->device);
     tg_tensor *me = z ? tg_expand(mask, size) : NULL;
     tg_tensor *r = NULL;

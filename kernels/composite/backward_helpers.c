@@ -105,7 +105,8 @@ tg_tensor *tg__composite_sum_to_size(tg_tensor *self, tg_int_list size)
         if (d < lead || (size.data[d - lead] == 1 && self->sizes[d] != 1)) dims[n++] = d;
     if (n == 0 && lead == 0) return tg_retain(self);
     tg_tensor *r =
-        n ? tg_sum(self, .dim = ((tg_int_list){ .len = n, .data = dims }), .keepdim = true) : tg_retain(self);
+        n ? tg_sum(self, .dim = ((tg_int_list){ .len = n, .data = dims }), .keepdim = true)
+          : tg_retain(self);
     return tg__then(r, tg_reshape(r, size));
 }
 
@@ -365,8 +366,7 @@ tg_tensor *tg__composite_clamp_backward(tg_tensor *grad, tg_tensor *self, tg_opt
                                         tg_opt_float max)
 {
     if (!tg_is_none_float(min) && !tg_is_none_float(max))
-        return where_mask(both(tg_ge_scalar(self, min), tg_le_scalar(self, max)), grad,
-                          true);
+        return where_mask(both(tg_ge_scalar(self, min), tg_le_scalar(self, max)), grad, true);
     if (!tg_is_none_float(min)) return where_mask(tg_ge_scalar(self, min), grad, true);
     if (!tg_is_none_float(max)) return where_mask(tg_le_scalar(self, max), grad, true);
     return tg_retain(grad);

@@ -106,8 +106,9 @@ static tg_tensor *conv_padding_mode(const char *op, int nsp, tg_tensor *input, t
     } else if (strcmp(mode, "valid") != 0) {
         return tg__error(op, "Invalid padding string: '%s'", mode);
     }
-    tg_tensor *y = conv_nd(op, nsp, input, weight, bias, stride, (tg_int_list){ .len = (int64_t)nsp, .data = pad },
-                           dilation, false, no_output_padding, groups);
+    tg_tensor *y = conv_nd(op, nsp, input, weight, bias, stride,
+                           (tg_int_list){ .len = (int64_t)nsp, .data = pad }, dilation, false,
+                           no_output_padding, groups);
     int64_t first = y ? y->ndim - nsp : 0; /* the first spatial dim (batched or not) */
     for (int i = 0; y && i < nsp; i++)
         if (drop_first[i]) y = tg__then(y, tg_slice(y, .dim = first + i, .start = 1));
@@ -209,7 +210,8 @@ tg_tensors3 tg__composite_convolution_double_backward(
         if (ggb && !failed) { /* ggb (C) as (1, C, 1, ...), expanded to gO's shape */
             int64_t shape[5] = { 1, 1, 1, 1, 1 };
             shape[1] = tg_tensor_numel(ggb);
-            tg_int_list channel_shape = { .len = gO->ndim, .data = shape }, full = { .len = gO->ndim, .data = gO->sizes };
+            tg_int_list channel_shape = { .len = gO->ndim, .data = shape },
+                        full = { .len = gO->ndim, .data = gO->sizes };
             tg_tensor *v = tg_view(ggb, channel_shape);
             tg_tensor *e = v ? tg__then(v, tg_expand(v, full)) : NULL;
             if (e && !acc) {

@@ -68,7 +68,9 @@ tg_tensor *tg__composite_rms_norm(tg_tensor *input, tg_int_list normalized_shape
     int64_t dims[TG_MAX_DIMS];
     for (int64_t i = 0; i < normalized_shape.len; i++) dims[i] = input->ndim - i - 1;
     tg_int_list dl = { .len = normalized_shape.len, .data = dims };
-    double e = !tg_is_none_float(eps) ? eps : input->dtype == TG_FLOAT64 ? DBL_EPSILON : FLT_EPSILON;
+    double e = !tg_is_none_float(eps)       ? eps
+               : input->dtype == TG_FLOAT64 ? DBL_EPSILON
+                                            : FLT_EPSILON;
     tg_tensor *sq = tg_pow_scalar(input, 2.0);
     tg_tensor *ms = sq ? tg__then(sq, tg_mean(sq, .dim = dl, .keepdim = true)) : NULL;
     tg_tensor *rs = ms ? tg__then(ms, tg_add_scalar(ms, e)) : NULL;

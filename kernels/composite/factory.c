@@ -139,8 +139,8 @@ tg_tensor *tg__composite_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout l
         return NULL;
     if (dtype == TG_DTYPE_NONE) dtype = self->dtype;
     if (memory_format == TG_CHANNELS_LAST || memory_format == TG_CHANNELS_LAST_3D)
-        return tg__composite_empty((tg_int_list){ .len = self->ndim, .data = self->sizes }, dtype, layout, dev,
-                                   pin_memory, memory_format);
+        return tg__composite_empty((tg_int_list){ .len = self->ndim, .data = self->sizes }, dtype,
+                                   layout, dev, pin_memory, memory_format);
     bool preserve = memory_format == TG_MEMORY_FORMAT_NONE || memory_format == TG_PRESERVE_FORMAT;
     if (preserve && non_overlapping_and_dense(self))
         return empty_strided_dense("empty_like", self->sizes, self->strides, self->ndim, dtype,

@@ -136,7 +136,8 @@ static int preprocess(tg_tensor_list in, tg_tensor **out, bool create_graph, boo
     for (int64_t i = 0; i < in.len; i++) {
         tg_tensor *t = in.data[i];
         if (create_graph && tg_tensor_requires_grad(t)) {
-            out[i] = tg_view(t, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) });
+            out[i] =
+                tg_view(t, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) });
         } else {
             out[i] = tg_tensor_detach(t);
             if (out[i] && need_graph) tg_tensor_set_requires_grad(out[i], true);
@@ -154,9 +155,10 @@ static int forward_inputs(tg_tensor_list in, tg_tensor **out, bool create_graph)
 {
     for (int64_t i = 0; i < in.len; i++) {
         tg_tensor *t = in.data[i];
-        out[i] = create_graph && tg_tensor_requires_grad(t)
-                     ? tg_view(t, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) })
-                     : t;
+        out[i] =
+            create_graph && tg_tensor_requires_grad(t)
+                ? tg_view(t, (tg_int_list){ .len = tg_tensor_dim(t), .data = tg_tensor_sizes(t) })
+                : t;
         if (!out[i]) return -1;
     }
     return 0;
@@ -167,8 +169,9 @@ static int forward_inputs(tg_tensor_list in, tg_tensor **out, bool create_graph)
 /* A contiguous tensor of like's shape, dtype and device: zeros with a 1 at flat index k. */
 static tg_tensor *basis(tg_tensor *like, int64_t k)
 {
-    tg_tensor *z = tg_zeros(((tg_int_list){ .len = tg_tensor_dim(like), .data = tg_tensor_sizes(like) }),
-                            .dtype = tg_tensor_dtype(like), .device = tg_tensor_device(like));
+    tg_tensor *z =
+        tg_zeros(((tg_int_list){ .len = tg_tensor_dim(like), .data = tg_tensor_sizes(like) }),
+                 .dtype = tg_tensor_dtype(like), .device = tg_tensor_device(like));
     tg_tensor *flat = tg_view(z, TG_INTS(tg_tensor_numel(like)));
     if (!flat || !tg_fill_(tg_select(flat, 0, k), 1.0)) return NULL;
     return z;
@@ -196,8 +199,8 @@ static tg_tensor *assemble(const char *op, tg_tensor **slices, int64_t n, bool a
     int64_t nd = block_shape(op, a, b, dims);
     if (nd < 0) return NULL;
     if (n == 0)
-        return tg_zeros(((tg_int_list){ .len = nd, .data = dims }), .dtype = tg_tensor_dtype(dtype_of),
-                        .device = tg_tensor_device(dtype_of));
+        return tg_zeros(((tg_int_list){ .len = nd, .data = dims }),
+                        .dtype = tg_tensor_dtype(dtype_of), .device = tg_tensor_device(dtype_of));
     tg_tensor *s = tg_stack(((tg_tensor_list){ slices, n }), .dim = as_rows ? 0 : -1);
     return tg_reshape(s, (tg_int_list){ .len = nd, .data = dims });
 }

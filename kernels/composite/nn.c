@@ -72,7 +72,8 @@ tg_tensor *tg__composite_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *
         tg_tensor *out2 = flat ? tg_addmm(bias, flat, wt) : NULL;
         tg_release(flat);
         tg_release(wt);
-        tg_tensor *out = out2 ? tg_view(out2, (tg_int_list){ .len = input->ndim, .data = sizes }) : NULL;
+        tg_tensor *out =
+            out2 ? tg_view(out2, (tg_int_list){ .len = input->ndim, .data = sizes }) : NULL;
         tg_release(out2);
         return out;
     }
@@ -143,7 +144,8 @@ static tg_tensor *nll_nd(tg_tensor *self, tg_tensor *target, tg_tensor *weight, 
     if (total_weight) *total_weight = r.total_weight;
     else tg_release(r.total_weight);
     if (r.output && self->ndim > 2 && reduction == RED_NONE)
-        r.output = tg__then(r.output, tg_view(r.output, ((tg_int_list){ .len = nout, .data = out_size })));
+        r.output =
+            tg__then(r.output, tg_view(r.output, ((tg_int_list){ .len = nout, .data = out_size })));
     if (!r.output && total_weight) {
         tg_release(*total_weight);
         *total_weight = NULL;

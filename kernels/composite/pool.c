@@ -221,8 +221,8 @@ tg_tensor *tg__composite_constant_pad_nd(tg_tensor *self, tg_int_list pad, doubl
         if (pad.data[pi] > 0)
             c_out = tg__then(c_out, tg_slice(c_out, .dim = i, .start = pad.data[pi]));
         if (c_out && pad.data[pi + 1] > 0)
-            c_out = tg__then(c_out, tg_slice(c_out, .dim = i,
-                                             .end = (c_out->sizes[i] - pad.data[pi + 1])));
+            c_out = tg__then(
+                c_out, tg_slice(c_out, .dim = i, .end = (c_out->sizes[i] - pad.data[pi + 1])));
     }
     tg_tensor *done = c_out ? tg_copy_(c_out, c_input) : NULL;
     tg_release(done);

@@ -161,7 +161,8 @@ tg_tensor_list tg__composite_chunk(tg_tensor *self, int64_t chunks, int64_t dim)
     /* split would give one empty piece: PyTorch keeps the number of chunks. */
     int64_t *zeros = calloc((size_t)chunks, sizeof *zeros);
     if (!zeros) return tg__error(op, "out of memory"), NO_LIST;
-    tg_tensor_list r = tg_split_with_sizes(self, ((tg_int_list){ .len = chunks, .data = zeros }), .dim = d);
+    tg_tensor_list r =
+        tg_split_with_sizes(self, ((tg_int_list){ .len = chunks, .data = zeros }), .dim = d);
     free(zeros);
     return r;
 }

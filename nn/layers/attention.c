@@ -37,11 +37,9 @@ static const tg_module_type mha_type = { "MultiheadAttention", sizeof(mha), NULL
 static tg_tensor *project(mha *a, tg_tensor *x, int64_t i)
 {
     int64_t e = a->e, hd = e / a->heads, t = tg_tensor_size(x, 0), b = tg_tensor_size(x, 1);
-    tg_tensor *w =
-        tg_slice(a->in_proj_weight, .start = (i * e), .end = ((i + 1) * e));
-    tg_tensor *bias = a->in_proj_bias ? tg_slice(a->in_proj_bias, .start = (i * e),
-                                                 .end = ((i + 1) * e))
-                                      : NULL;
+    tg_tensor *w = tg_slice(a->in_proj_weight, .start = (i * e), .end = ((i + 1) * e));
+    tg_tensor *bias =
+        a->in_proj_bias ? tg_slice(a->in_proj_bias, .start = (i * e), .end = ((i + 1) * e)) : NULL;
     tg_tensor *y = tg_linear(x, w, .bias = bias); /* (T, B, E) */
     return tg_permute(tg_view(y, TG_INTS(t, b, a->heads, hd)), TG_INTS(1, 2, 0, 3));
 }

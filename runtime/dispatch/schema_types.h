@@ -77,17 +77,17 @@
       "(tg_tensor_list){ NULL, 0 }")                                                               \
     X(INT, "int SymInt DeviceIndex", "int64_t", "int", "value", INT, "", "", "0")                  \
     X(OPT_INT, "int? SymInt? DeviceIndex?", "tg_opt_int", "opt_int", "opt_sentinel", INT,          \
-      "TG_NONE_INT", "%s", "")                                                          \
+      "TG_NONE_INT", "%s", "")                                                                     \
     X(INT_LIST, "int[] SymInt[] DeviceIndex[]", "tg_int_list", "int_list", "list", INT_LIST, "",   \
-      "", "(tg_int_list){ .len = 0, .data = NULL }")                                              \
+      "", "(tg_int_list){ .len = 0, .data = NULL }")                                               \
     X(OPT_INT_LIST, "int[]? SymInt[]? DeviceIndex[]?", "tg_int_list", "opt_int_list", "opt_list",  \
-      INT_LIST, "{ .len = TG_NONE_LEN, .data = NULL }", "%s", "")                                                           \
+      INT_LIST, "{ .len = TG_NONE_LEN, .data = NULL }", "%s", "")                                  \
     X(DOUBLE, "Scalar float SymFloat", "double", "double", "written", DOUBLE, "", "", "NAN")       \
     X(OPT_DOUBLE, "Scalar? float? SymFloat?", "tg_opt_float", "opt_double", "opt_sentinel",        \
-      DOUBLE, "TG_NONE_FLOAT", "%s", "")                                                          \
+      DOUBLE, "TG_NONE_FLOAT", "%s", "")                                                           \
     X(BOOL, "bool SymBool", "bool", "bool", "value", BOOL, "", "", "false")                        \
     X(OPT_BOOL, "bool? SymBool?", "tg_opt_bool", "opt_bool", "opt_sentinel", BOOL, "TG_NONE_BOOL", \
-      "%s", "")                                                      \
+      "%s", "")                                                                                    \
     X(DTYPE, "ScalarType", "tg_dtype", "dtype", "enum", DTYPE, "TG_DTYPE_NONE", "",                \
       "TG_DTYPE_NONE")                                                                             \
     X(OPT_DTYPE, "ScalarType?", "tg_dtype", "opt_dtype", "opt_same", DTYPE, "TG_DTYPE_NONE", "%s", \
@@ -114,13 +114,13 @@
     X(FLOAT_LIST, "float[] SymFloat[] Scalar[]", "tg_float_list", "float_list", "list",            \
       FLOAT_LIST, "", "", "")                                                                      \
     X(OPT_FLOAT_LIST, "float[]? SymFloat[]? Scalar[]?", "tg_float_list", "opt_float_list",         \
-      "opt_list", FLOAT_LIST, "{ .data = NULL, .len = 0 }", "%s", "")                                             \
+      "opt_list", FLOAT_LIST, "{ .data = NULL, .len = 0 }", "%s", "")                              \
     X(BOOL_LIST, "bool[] SymBool[]", "tg_bool_list", "bool_list", "list", BOOL_LIST, "", "", "")   \
     X(OPT_BOOL_LIST, "bool[]? SymBool[]?", "tg_bool_list", "opt_bool_list", "opt_list", BOOL_LIST, \
-      "{ .data = NULL, .len = 0 }", "%s", "")                                                                     \
+      "{ .data = NULL, .len = 0 }", "%s", "")                                                      \
     X(STR_LIST, "str[] Dimname[]", "tg_str_list", "str_list", "list", STR_LIST, "", "", "")        \
     X(OPT_STR_LIST, "str[]? Dimname[]?", "tg_str_list", "opt_str_list", "opt_list", STR_LIST,      \
-      "{ .data = NULL, .len = 0 }", "%s", "")                                                                     \
+      "{ .data = NULL, .len = 0 }", "%s", "")                                                      \
     X(STORAGE, "Storage", "tg_storage *", "storage", "pointer", STORAGE, "NULL", "", "")           \
     X(OPT_STORAGE, "Storage?", "tg_storage *", "opt_storage", "opt_same", STORAGE, "NULL", "%s",   \
       "")                                                                                          \

@@ -4,10 +4,13 @@
  * (attention). tests/api/option_spellings.sh checks the spellings that must not compile. */
 #include "kt_util.h"
 
-#define T(shape_, ...)                                                                         \
-    kt_tensor((const double[]){ __VA_ARGS__ }, (const int64_t[])shape_,                        \
+#define T(shape_, ...)                                                  \
+    kt_tensor((const double[]){ __VA_ARGS__ }, (const int64_t[])shape_, \
               (int64_t)(sizeof((const int64_t[])shape_) / sizeof(int64_t)), TG_FLOAT64)
-#define SHAPE(...) { __VA_ARGS__ }
+#define SHAPE(...)  \
+    {               \
+        __VA_ARGS__ \
+    }
 
 /* [[1, 5, 2], [7, 0, 3]] */
 static tg_tensor *m23(void) { return T(SHAPE(2, 3), 1, 5, 2, 7, 0, 3); }
@@ -58,8 +61,7 @@ Test(options, float_optional)
     d = sqrt(12.5 + 0.0);
     kt_assert_close(tg_rms_norm(x, TG_INTS(2), .eps = 0), (const double[]){ 3 / d, 4 / d }, 2,
                     1e-15, 0, "eps 0");
-    cr_expect(tg_is_none_float(TG_NONE_FLOAT) && !tg_is_none_float(NAN) &&
-              !tg_is_none_float(0.0));
+    cr_expect(tg_is_none_float(TG_NONE_FLOAT) && !tg_is_none_float(NAN) && !tg_is_none_float(0.0));
     tg_scope_end();
 }
 
@@ -89,7 +91,7 @@ Test(options, attention_scale)
 {
     enum { L = 3, E = 2 };
     const double q[L * E] = { 1, 2, -1, 0.5, 3, -2 }, k[L * E] = { 0.5, -1, 2, 1, -0.5, 1.5 },
-                 v[L * E] = { 1, 0, 0, 1, 2, 2 };
+                       v[L * E] = { 1, 0, 0, 1, 2, 2 };
     tg_scope_begin();
     tg_tensor *tq = T(SHAPE(1, 1, L, E), 1, 2, -1, 0.5, 3, -2);
     tg_tensor *tk = T(SHAPE(1, 1, L, E), 0.5, -1, 2, 1, -0.5, 1.5);
@@ -114,8 +116,8 @@ Test(options, bool_optional)
                     "train false");
     kt_assert_close(tg_native_dropout(x, 1.0, true).r0, (const double[]){ 0, 0, 0 }, 3, 0, 0,
                     "train true");
-    kt_assert_close(tg_native_dropout(x, 1.0, TG_NONE_BOOL).r0, (const double[]){ 0, 0, 0 },
-                    3, 0, 0, "train None");
+    kt_assert_close(tg_native_dropout(x, 1.0, TG_NONE_BOOL).r0, (const double[]){ 0, 0, 0 }, 3, 0,
+                    0, "train None");
     tg_scope_end();
 }
 
@@ -137,8 +139,8 @@ Test(options, int_list_plain_number)
     kt_assert_close(p1, (const double[]){ 5, 6, 8, 9 }, 4, 0, 0, "max_pool2d stride 1");
     kt_assert_close(tg_max_pool2d(img, TG_INTS(2, 2)), (const double[]){ 5 }, 1, 0, 0,
                     "max_pool2d stride default");
-    kt_assert_close(tg_max_pool2d(img, TG_INTS(3), .padding = 1, .stride = 3), (const double[]){ 5 }, 1, 0,
-                    0, "max_pool2d padding 1");
+    kt_assert_close(tg_max_pool2d(img, TG_INTS(3), .padding = 1, .stride = 3),
+                    (const double[]){ 5 }, 1, 0, 0, "max_pool2d padding 1");
     tg_scope_end();
 }
 
@@ -147,8 +149,7 @@ Test(options, dtype_and_reduction)
 {
     tg_scope_begin();
     tg_tensor *x = m23(), *y = T(SHAPE(2, 3), 0, 5, 2, 7, 1, 1);
-    cr_expect_eq(tg_tensor_dtype(tg_sum(tg_to(x, TG_FLOAT32), .dtype = TG_FLOAT64)),
-                 TG_FLOAT64);
+    cr_expect_eq(tg_tensor_dtype(tg_sum(tg_to(x, TG_FLOAT32), .dtype = TG_FLOAT64)), TG_FLOAT64);
     /* squared differences 1, 0, 0, 0, 1, 4 */
     kt_assert_close(tg_mse_loss(x, y), (const double[]){ 1.0 }, 1, 1e-15, 0, "mean");
     kt_assert_close(tg_mse_loss(x, y, .reduction = TG_REDUCTION_SUM), (const double[]){ 6 }, 1, 0,

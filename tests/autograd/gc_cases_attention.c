@@ -19,8 +19,8 @@ GC_FN(f_fused_causal)
 }
 GC_FN(f_fused_mask)
 {
-    tg_output_logsumexp r = tg__scaled_dot_product_fused_attention(
-        x[0], x[1], x[2], .attn_mask = x[3], .scale = 0.7);
+    tg_output_logsumexp r =
+        tg__scaled_dot_product_fused_attention(x[0], x[1], x[2], .attn_mask = x[3], .scale = 0.7);
     y[0] = r.output;
     tg_release(r.logsumexp);
     return y[0] ? 1 : -1;

@@ -26,11 +26,14 @@ static const int64_t ns_last[1] = { 4 }, ns_two[2] = { 3, 4 };
 
 GC_FN(f_native_ln)
 {
-    return first3(tg_native_layer_norm(x[0], (tg_int_list){ .len = 1, .data = ns_last }, x[1], x[2], 1e-5), y);
+    return first3(
+        tg_native_layer_norm(x[0], (tg_int_list){ .len = 1, .data = ns_last }, x[1], x[2], 1e-5),
+        y);
 }
 GC_FN(f_native_ln_two_plain)
 {
-    return first3(tg_native_layer_norm(x[0], (tg_int_list){ .len = 2, .data = ns_two }, NULL, NULL, 1e-5), y);
+    return first3(
+        tg_native_layer_norm(x[0], (tg_int_list){ .len = 2, .data = ns_two }, NULL, NULL, 1e-5), y);
 }
 GC_FN(f_ln)
 {

@@ -86,8 +86,7 @@ GC_FN(f_in_running)
 GC_FN(f_nearest_up) { return gc_y1(y, tg_upsample_nearest2d(x[0], TG_INTS(5, 7))); }
 GC_FN(f_nearest_scaled)
 {
-    return gc_y1(y, tg_upsample_nearest2d(x[0], TG_INTS(4, 3), .scales_h = 1.5,
-                                          .scales_w = 0.7));
+    return gc_y1(y, tg_upsample_nearest2d(x[0], TG_INTS(4, 3), .scales_h = 1.5, .scales_w = 0.7));
 }
 GC_FN(f_nearest_bw)
 {
@@ -96,14 +95,13 @@ GC_FN(f_nearest_bw)
 GC_FN(f_bilinear) { return gc_y1(y, tg_upsample_bilinear2d(x[0], TG_INTS(5, 7), false)); }
 GC_FN(f_bilinear_ac_scaled)
 {
-    return gc_y1(y, tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), true, .scales_h = 1.5,
-                                           .scales_w = 0.7));
+    return gc_y1(
+        y, tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), true, .scales_h = 1.5, .scales_w = 0.7));
 }
 GC_FN(f_bilinear_scaled)
 {
-    return gc_y1(y,
-                 tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), false, .scales_h = 1.5,
-                                        .scales_w = 0.7));
+    return gc_y1(
+        y, tg_upsample_bilinear2d(x[0], TG_INTS(4, 3), false, .scales_h = 1.5, .scales_w = 0.7));
 }
 GC_FN(f_bilinear_bw)
 {

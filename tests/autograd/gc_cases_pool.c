@@ -61,10 +61,7 @@ GC_FN(f_ap2d_opts)
                                   .padding = TG_INTS(1, 1), .ceil_mode = true,
                                   .count_include_pad = false));
 }
-GC_FN(f_ap2d_div)
-{
-    return gc_y1(y, tg_avg_pool2d(x[0], TG_INTS(2), .divisor_override = 3));
-}
+GC_FN(f_ap2d_div) { return gc_y1(y, tg_avg_pool2d(x[0], TG_INTS(2), .divisor_override = 3)); }
 GC_FN(f_ap2d_backward)
 {
     return gc_y1(y, tg_avg_pool2d_backward(x[0], x[1], TG_INTS(3), TG_INTS(2), TG_INTS(1), true,

@@ -31,19 +31,13 @@ GC_FN(f_expand_mul)
     tg_release(e);
     return 1;
 }
-GC_FN(f_slice)
-{
-    return gc_y1(y, tg_slice(x[0], .dim = 0, .start = 1, .end = 5, .step = 2));
-}
+GC_FN(f_slice) { return gc_y1(y, tg_slice(x[0], .dim = 0, .start = 1, .end = 5, .step = 2)); }
 GC_FN(f_slice_neg) { return gc_y1(y, tg_slice(x[0], .dim = -1, .start = -3)); }
 GC_FN(f_select) { return gc_y1(y, tg_select(x[0], 1, 2)); }
 GC_FN(f_select_neg) { return gc_y1(y, tg_select(x[0], 0, -1)); }
 GC_FN(f_flatten) { return gc_y1(y, tg_flatten(x[0], .start_dim = 1)); }
 GC_FN(f_contiguous) { return gc_y1(y, tg_contiguous(x[0])); }
-GC_FN(f_slice_backward)
-{
-    return gc_y1(y, tg_slice_backward(x[0], TG_INTS(5, 4), 0, 1, 5, 2));
-}
+GC_FN(f_slice_backward) { return gc_y1(y, tg_slice_backward(x[0], TG_INTS(5, 4), 0, 1, 5, 2)); }
 GC_FN(f_select_backward) { return gc_y1(y, tg_select_backward(x[0], TG_INTS(3, 4), 1, 2)); }
 GC_FN(f_cat) { return gc_y1(y, tg_cat(TG_TENSORS(x[0], x[1]), .dim = 1)); }
 GC_FN(f_stack) { return gc_y1(y, tg_stack(TG_TENSORS(x[0], x[1]))); }

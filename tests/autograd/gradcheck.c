@@ -92,8 +92,8 @@ static tg_tensor *layout_view(const gc_input *spec, tg_device device)
     } else if (layout == GC_STRIDED) {
         base_shape[nd - 1] = 2 * spec->shape[nd - 1];
     }
-    tg_tensor *base =
-        tg_zeros(((tg_int_list){ .len = nd, .data = base_shape }), .dtype = TG_FLOAT64, .device = device);
+    tg_tensor *base = tg_zeros(((tg_int_list){ .len = nd, .data = base_shape }),
+                               .dtype = TG_FLOAT64, .device = device);
     if (!base) return NULL;
     tg_tensor *view = layout == GC_TRANSPOSED ? tg_transpose(base, -1, -2)
                       : layout == GC_STRIDED  ? tg_slice(base, .dim = nd - 1, .step = 2)

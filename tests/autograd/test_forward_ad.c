@@ -195,8 +195,7 @@ Test(forward_ad, tangents_flow_through_views)
     TG_DUAL_LEVEL(lv)
     {
         tg_tensor *d = tg_make_dual(p, t, lv);
-        tg_tensor *tr = tg_transpose(d, 0, 1),
-                  *sl = tg_slice(d, .dim = 1, .start = 1, .end = 3);
+        tg_tensor *tr = tg_transpose(d, 0, 1), *sl = tg_slice(d, .dim = 1, .start = 1, .end = 3);
         tg_tensor *se = tg_select(d, 0, 1), *vw = tg_view(d, TG_INTS(3, 2));
         tg_tensor *s = tg_sin(tr);
         expect_tangent(tr, lv, fx_fwad_transpose_t, 6, "transpose(0, 1)");

@@ -197,7 +197,8 @@ Test(scalar_overloads, in_place_and_out_go_through_the_tensor_overload)
     cr_expect(r == x, "in place returns self");
     tg_release(r);
     expect_vec(tg_retain(x), TG_FLOAT32, (double[]){ 3, 4, 5 }, 3, "x after add_(1, alpha=2)");
-    tg_tensor *out = tg_empty(((tg_int_list){ .len = 1, .data = (int64_t[]){ 3 } }), .dtype = TG_BOOL);
+    tg_tensor *out =
+        tg_empty(((tg_int_list){ .len = 1, .data = (int64_t[]){ 3 } }), .dtype = TG_BOOL);
     r = tg_lt_scalar_out(x, 4, out);
     cr_expect(r == out, "out= returns out");
     tg_release(r);

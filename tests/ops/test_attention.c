@@ -100,8 +100,7 @@ static void strided_qkv(int64_t B, int64_t H, int64_t T, int64_t d, tg_dtype dt,
     tg_tensor *p = tg_tensor_set_requires_grad(rand_tensor(sh, 3, dt, seed), true);
     tg_tensor *parts[3];
     for (int i = 0; i < 3; i++) {
-        tg_tensor *s =
-            tg_slice(p, .dim = 2, .start = (i * H * d), .end = ((i + 1) * H * d));
+        tg_tensor *s = tg_slice(p, .dim = 2, .start = (i * H * d), .end = ((i + 1) * H * d));
         int64_t vsz[4] = { B, T, H, d };
         tg_int_list size = { .len = 4, .data = vsz };
         parts[i] = tg_transpose(tg_view(s, size), 1, 2);

@@ -21,7 +21,8 @@ static int64_t numel_of(const int64_t *s, int n)
 /* The case's front end on x, w, b (b may be NULL). */
 static tg_tensor *call_case(const fx_conv_case *c, tg_tensor *x, tg_tensor *w, tg_tensor *b)
 {
-    tg_int_list st = { .len = c->n_stride, .data = c->stride }, pd = { .len = c->n_padding, .data = c->padding },
+    tg_int_list st = { .len = c->n_stride, .data = c->stride },
+                pd = { .len = c->n_padding, .data = c->padding },
                 dl = { .len = c->n_dilation, .data = c->dilation },
                 op = { .len = c->n_output_padding, .data = c->output_padding };
     if (c->transposed) {

@@ -163,8 +163,10 @@ Test(embed_norm, layer_norm_non_contiguous_and_empty)
     /* a transposed input equals the same values made contiguous */
     tg_tensor *x = T(fx_ln_x, TG_FLOAT64, 4, 3);
     tg_tensor *xt = tg_transpose(x, 0, 1), *xc = tg_contiguous(xt);
-    tg_tensors3 a = tg_native_layer_norm(xt, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
-    tg_tensors3 b = tg_native_layer_norm(xc, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
+    tg_tensors3 a =
+        tg_native_layer_norm(xt, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
+    tg_tensors3 b =
+        tg_native_layer_norm(xc, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
     cr_assert(a.r0 && b.r0, "%s", tg_last_error());
     double *bv = kt_values(b.r0);
     kt_assert_close(a.r0, bv, 12, 0, 1e-15, "transposed");
@@ -198,7 +200,8 @@ Test(embed_norm, layer_norm_errors)
     tg_tensor *w3 = T(fx_ln_w5, TG_FLOAT32, 3), *b22 = T(fx_ln_x, TG_FLOAT32, 2, 2);
     tg_tensor *w4d = T(fx_ln_w5, TG_FLOAT64, 4);
     tg_tensor *xi = T(fx_ln_x, TG_INT64, 2, 4);
-    tg_tensors3 r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns3 }, NULL, NULL, 1e-5);
+    tg_tensors3 r =
+        tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns3 }, NULL, NULL, 1e-5);
     kt_expect_error(r.r0,
                     "Given normalized_shape=[3], expected input with shape [*, 3], but got input "
                     "of size[2, 4]");
@@ -228,11 +231,12 @@ Test(embed_norm, layer_norm_errors)
     /* backward: grad_out of another shape, statistics of the wrong size */
     r = tg_native_layer_norm(x, (tg_int_list){ .len = 1, .data = ns4 }, NULL, NULL, 1e-5);
     cr_assert(r.r0, "%s", tg_last_error());
-    tg_tensors3 gr = tg_native_layer_norm_backward(b22, x, (tg_int_list){ .len = 1, .data = ns4 }, r.r1, r.r2,
-                                                   NULL, NULL, TG_BOOLS(true, false, false));
+    tg_tensors3 gr =
+        tg_native_layer_norm_backward(b22, x, (tg_int_list){ .len = 1, .data = ns4 }, r.r1, r.r2,
+                                      NULL, NULL, TG_BOOLS(true, false, false));
     kt_expect_error(gr.r0, "Expected grad_out of shape [2, 2] to match input of shape [2, 4]");
-    gr = tg_native_layer_norm_backward(x, x, (tg_int_list){ .len = 1, .data = ns4 }, w3, r.r2, NULL, NULL,
-                                       TG_BOOLS(true, false, false));
+    gr = tg_native_layer_norm_backward(x, x, (tg_int_list){ .len = 1, .data = ns4 }, w3, r.r2, NULL,
+                                       NULL, TG_BOOLS(true, false, false));
     kt_expect_error(gr.r0, "Expected mean to have 2 elements, but got 3");
     kt_release_tensors3(r);
     tg_tensor *ts[] = { x, w3, b22, w4d, xi };

@@ -355,8 +355,7 @@ Test(factory, randint_and_random_)
                     "random_ expects 'from' to be less than 'to', but got from=5 >= to=3");
     tg_tensor *u8 = tg_zeros(TG_INTS(2), .dtype = TG_UINT8);
     kt_expect_error(tg_random_(u8, -1, 3), "from is out of bounds for unsigned char");
-    kt_expect_error(tg_random_(u8, 0, 300),
-                    "to - 1 is out of bounds for unsigned char");
+    kt_expect_error(tg_random_(u8, 0, 300), "to - 1 is out of bounds for unsigned char");
     kt_expect_error(tg_random_(bo, 0, 3), "to - 1 is out of bounds for bool");
     kt_release_all(a, b, f, c, i8, d, bo, u8);
     LEAK_CHECK_END;

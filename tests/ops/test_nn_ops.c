@@ -155,8 +155,8 @@ Test(nn_helpers, permute_slice_select_backward)
     tg_tensor *gs = T64(fx_gs, 2, 3, 2);
     check_shape(tg_slice_backward(gs, TG_INTS(2, 3, 4), 2, 1, TG_NONE_INT, 2),
                 (int64_t[]){ 2, 3, 4 }, 3, fx_slicebw, "slice backward");
-    check(tg_slice_backward(gs, TG_INTS(2, 3, 4), -1, -3, 100, 2),
-          fx_slicebw, 24, "slice backward, negative start, end past the size");
+    check(tg_slice_backward(gs, TG_INTS(2, 3, 4), -1, -3, 100, 2), fx_slicebw, 24,
+          "slice backward, negative start, end past the size");
     tg_tensor *gsel = T64(fx_gsel, 2, 4);
     check_shape(tg_select_backward(gsel, TG_INTS(2, 3, 4), 1, -2), (int64_t[]){ 2, 3, 4 }, 3,
                 fx_selectbw, "select backward");
@@ -179,8 +179,7 @@ Test(nn_helpers, sign_clamp_div_threshold)
 
     tg_tensor *xc = T64(fx_xc, 3, 4), *lo = T64(fx_lo, 3, 4), *hi = T64(fx_hi, 3, 4),
               *gc = T64(fx_gc, 3, 4);
-    check(tg_clamp_backward(gc, xc, -0.3, 0.4), fx_clampbw_s, 12,
-          "clamp_backward");
+    check(tg_clamp_backward(gc, xc, -0.3, 0.4), fx_clampbw_s, 12, "clamp_backward");
     check(tg_clamp_backward(gc, xc, -0.3, TG_NONE_FLOAT), fx_clampbw_smin, 12,
           "clamp_backward min only");
     check(tg_clamp_backward(gc, xc, TG_NONE_FLOAT, TG_NONE_FLOAT), fx_gc, 12,
@@ -375,8 +374,7 @@ Test(nn_ops, nll_loss_forward_backward_cases)
     kt_assert_close(o.output, fx_nll_ign3, 1, RT, AT, "ignore_index 3");
     kt_assert_close(o.total_weight, fx_nll_ign3 + 1, 1, RT, AT, "ignore_index 3 total_weight");
     kt_release_all(o.output, o.total_weight);
-    tg_tensor *x2 = tg_slice(x, .end = 2),
-              *tign = tg_full(TG_INTS(2), -100, .dtype = TG_INT64);
+    tg_tensor *x2 = tg_slice(x, .end = 2), *tign = tg_full(TG_INTS(2), -100, .dtype = TG_INT64);
     o = tg_nll_loss_forward(x2, tign, NULL, 1, -100);
     kt_assert_close(o.output, fx_nll_allign, 1, RT, AT, "all ignored: NaN");
     kt_release_all(o.output, o.total_weight);

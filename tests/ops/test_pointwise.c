@@ -61,7 +61,8 @@ static tg_tensor *pw_strided(const pw_arr *a)
     int64_t shape[5];
     memcpy(shape, a->shape, sizeof(int64_t) * (size_t)a->ndim);
     shape[a->ndim] = 2;
-    tg_tensor *big = tg_zeros(((tg_int_list){ .len = a->ndim + 1, .data = shape }), .dtype = a->dtype);
+    tg_tensor *big =
+        tg_zeros(((tg_int_list){ .len = a->ndim + 1, .data = shape }), .dtype = a->dtype);
     tg_tensor *v = tg_select(big, -1, 0);
     tg_tensor *r = tg_copy_(v, c);
     cr_assert(r, "copy_: %s", tg_last_error());
@@ -268,7 +269,8 @@ static void pw_run_case(const pw_case *c)
     tg_release(rs);
     pw_release(sin_, c->nin);
 
-    tg_tensor *out = tg_empty(((tg_int_list){ .len = c->out.ndim, .data = c->out.shape }), .dtype = c->out.dtype);
+    tg_tensor *out = tg_empty(((tg_int_list){ .len = c->out.ndim, .data = c->out.shape }),
+                              .dtype = c->out.dtype);
     tg_tensor *ro = pw_call(c, in, PW_OUT, out, &none);
     if (!none) {
         cr_assert_eq(ro, out, "%s out=: did not return out (%s)", c->op, tg_last_error());

@@ -46,12 +46,10 @@ static tg_values_indices run_case(const fx_reduce_case *c, tg_tensor *x)
     case FX_MAXDIM: r = tg_max_dim(x, c->dims[0], .keepdim = c->keepdim); break;
     case FX_MINDIM: r = tg_min_dim(x, c->dims[0], .keepdim = c->keepdim); break;
     case FX_VAR:
-        r.values =
-            tg_var(x, .dim = dims, .correction = c->correction, .keepdim = c->keepdim);
+        r.values = tg_var(x, .dim = dims, .correction = c->correction, .keepdim = c->keepdim);
         break;
     case FX_STD:
-        r.values =
-            tg_std(x, .dim = dims, .correction = c->correction, .keepdim = c->keepdim);
+        r.values = tg_std(x, .dim = dims, .correction = c->correction, .keepdim = c->keepdim);
         break;
     }
     return r;

@@ -259,7 +259,8 @@ static void run_form(instance *s, kt_form f, bool strided, tg_device device, con
     if (f == KT_OUT_FORM)
         for (int k = 0; k < want->n; k++) {
             if (!want->y[k]) continue;
-            tg_int_list size = { .len = tg_tensor_dim(want->y[k]), .data = tg_tensor_sizes(want->y[k]) };
+            tg_int_list size = { .len = tg_tensor_dim(want->y[k]),
+                                 .data = tg_tensor_sizes(want->y[k]) };
             out[k] = tg_empty(size, .dtype = tg_tensor_dtype(want->y[k]), .device = device);
             if (strided) out[k] = strided_copy(out[k]);
         }

@@ -40,8 +40,8 @@ static int conv(const kt_arg *a, tg_tensor **y)
     int k = a->param < NGEOS ? a->param : 1;
     const conv_geo *c = &geos[k];
     int nsp = c->nd - 2;
-    tg_int_list st = { .len = nsp, .data = c->stride }, pd = { .len = nsp, .data = c->pad }, dl = { .len = nsp, .data = c->dil },
-                op = { .len = nsp, .data = c->opad };
+    tg_int_list st = { .len = nsp, .data = c->stride }, pd = { .len = nsp, .data = c->pad },
+                dl = { .len = nsp, .data = c->dil }, op = { .len = nsp, .data = c->opad };
     int64_t oc = c->transposed ? c->w[1] * c->groups : c->w[0];
     tg_tensor *x = kt_input(a, c->x, c->nd, a->dtype, 100 + (uint64_t)k, -1, 1);
     if (a->param == NGEOS) x = tg_transpose(tg_contiguous(tg_transpose(x, -1, -2)), -1, -2);

@@ -22,7 +22,8 @@ static tg_tensors3 layer_norm(tg_tensor *const *x, int config, tg_tensor *in, tg
                               tg_tensor **w, tg_tensor **b)
 {
     static const int64_t ns1[] = { 40 }, ns2[] = { 6, 40 };
-    *ns = config == 1 ? (tg_int_list){ .len = 2, .data = ns2 } : (tg_int_list){ .len = 1, .data = ns1 };
+    *ns = config == 1 ? (tg_int_list){ .len = 2, .data = ns2 }
+                      : (tg_int_list){ .len = 1, .data = ns1 };
     *w = config == 3 ? NULL : config == 1 ? x[4] : x[2];
     *b = config >= 2 ? NULL : config == 1 ? x[5] : x[3];
     return tg_native_layer_norm(in, *ns, *w, *b, 1e-5);

@@ -86,10 +86,9 @@ typedef struct up_args {
 static up_args upsample_args(const kt_arg *a)
 {
     int s = a->param / 2, sc = a->param % 2;
-    up_args u = { { .len = 2, .data = up_sizes[s] },
-                  sc ? 2.3 : TG_NONE_FLOAT,
-                  sc ? 1.7 : TG_NONE_FLOAT,
-                  NULL };
+    up_args u = {
+        { .len = 2, .data = up_sizes[s] }, sc ? 2.3 : TG_NONE_FLOAT, sc ? 1.7 : TG_NONE_FLOAT, NULL
+    };
     u.go = kt_input(a, (int64_t[]){ 2, 3, up_sizes[s][0], up_sizes[s][1] }, 4, a->dtype,
                     30 + (uint64_t)s, -1, 1);
     return u;

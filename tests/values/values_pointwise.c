@@ -45,8 +45,7 @@ KT_FN(f_where) { return kt_y1(y, tg_where(x[2], x[0], x[1])); }
 /* clamp: 0 Scalar bounds, 1 min only; 2 Tensor bounds x[1], x[2], 3 Tensor max only */
 KT_FN(f_clamp)
 {
-    if (a->param == 0)
-        return kt_y1(y, tg_clamp(x[0], .min = 2, .max = 6.5));
+    if (a->param == 0) return kt_y1(y, tg_clamp(x[0], .min = 2, .max = 6.5));
     return kt_y1(y, tg_clamp(x[0], .min = 3));
 }
 KT_FN(f_clamp_tensor)

@@ -27,9 +27,21 @@ static max_cfg max_config(int c)
                          s21[] = { 2, 1 }, p10[] = { 1, 0 }, d21[] = { 2, 1 }, k2[] = { 2 },
                          p0[] = { 0 };
     max_cfg cfg[3] = {
-        { { .len = 1, .data = k3 }, { .len = 1, .data = s2 }, { .len = 1, .data = p1 }, { .len = 1, .data = d1 }, false },
-        { { .len = 2, .data = k32 }, { .len = 2, .data = s21 }, { .len = 2, .data = p10 }, { .len = 2, .data = d21 }, true },
-        { { .len = 1, .data = k2 }, TG_NO_INTS, { .len = 1, .data = p0 }, { .len = 1, .data = d1 }, true },
+        { { .len = 1, .data = k3 },
+          { .len = 1, .data = s2 },
+          { .len = 1, .data = p1 },
+          { .len = 1, .data = d1 },
+          false },
+        { { .len = 2, .data = k32 },
+          { .len = 2, .data = s21 },
+          { .len = 2, .data = p10 },
+          { .len = 2, .data = d21 },
+          true },
+        { { .len = 1, .data = k2 },
+          TG_NO_INTS,
+          { .len = 1, .data = p0 },
+          { .len = 1, .data = d1 },
+          true },
     };
     return cfg[c];
 }

@@ -49,8 +49,7 @@ static int reduce(int kind, tg_tensor *x, const int64_t *dims, int64_t nd, bool 
     }
     case K_ARGMAX: return kt_y1(y, tg_argmax(x, .dim = d1, .keepdim = keepdim));
     case K_ARGMIN: return kt_y1(y, tg_argmin(x, .dim = d1, .keepdim = keepdim));
-    case K_VAR:
-        return kt_y1(y, tg_var(x, .dim = dl, .correction = 1, .keepdim = keepdim));
+    case K_VAR: return kt_y1(y, tg_var(x, .dim = dl, .correction = 1, .keepdim = keepdim));
     default: return kt_y1(y, tg_std(x, .dim = dl, .correction = 0, .keepdim = keepdim));
     }
 }

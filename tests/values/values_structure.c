@@ -49,10 +49,7 @@ KT_FN(f_structure)
     }
 }
 KT_FN(f_repeat_interleave) { return kt_y1(y, tg_repeat_interleave(x[0])); }
-KT_FN(f_repeat_interleave_size)
-{
-    return kt_y1(y, tg_repeat_interleave(x[0], .output_size = 5));
-}
+KT_FN(f_repeat_interleave_size) { return kt_y1(y, tg_repeat_interleave(x[0], .output_size = 5)); }
 KT_FN(f_flip_twice) { return kt_y1(y, tg_flip(x[0], TG_INTS(1, 1))); }
 KT_FN(f_cumsum_dim2) { return kt_y1(y, tg_cumsum(x[0], 2)); }
 
