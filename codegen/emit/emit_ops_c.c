@@ -147,8 +147,8 @@ static void int_list_args(tge_ctx *c, const tga_op *op, tgs_list *out)
         if (ca->kind != TGA_INT_LIST && !(optional && ca->default_expr)) continue;
         const char *ref = arg_ref(c, ca);
         if (!ca->default_expr) {
-            tgs_list_addf(out, c->arena, "%s = tg__int_list_arg(%s, NULL, 0, false, %s);", ref, ref,
-                          "TG_INTS_EMPTY");
+            tgs_list_addf(out, c->arena,
+                          "%s = tg__int_list_arg(%s, NULL, 0, false, TG_INTS_EMPTY);", ref, ref);
             continue;
         }
         int n = ca->arg->type.list_size > 0 ? ca->arg->type.list_size : 1;
