@@ -114,27 +114,34 @@ static bool valid_namespace(const char *ns)
     return strcmp(ns, "aten") && strcmp(ns, "tg");
 }
 
-static int load(tgm_model *m, const load_opts *o)
+/* --namespace and --import are command-line values: a bad namespace, or no interface file to
+ * import, is exit status 2 (a bad command line), before any spec is read. Fills o->import with
+ * the shipped interface when it was not given. Returns false after printing why. */
+static bool namespace_options(tgm_arena *a, load_opts *o)
 {
-    int errors = 0;
-    if (o->ns && !valid_namespace(o->ns)) {
+    if (!o->ns) return true;
+    if (!valid_namespace(o->ns)) {
         fprintf(stderr,
                 "tgen: --namespace '%s': a namespace is a lower-case C identifier not "
                 "ending in '_', other than 'aten' and 'tg'\n",
                 o->ns);
-        return 1;
+        return false;
     }
-    m->ns = o->ns ? tgm_strdup(m->arena, o->ns) : NULL;
-    const char *import = o->import;
-    if (o->ns && !import)
-        import =
-            shipped_path(m->arena, o->argv0, "tensorgen_api.yaml", "generated/tensorgen_api.yaml");
-    if (o->ns && !import) {
+    if (!o->import)
+        o->import = shipped_path(a, o->argv0, "tensorgen_api.yaml", "generated/tensorgen_api.yaml");
+    if (!o->import) {
         fprintf(stderr, "tgen: --namespace: tensorgen's tensorgen_api.yaml was not found beside "
                         "tgen; give its path with --import\n");
-        return 1;
+        return false;
     }
-    if (o->ns) errors += tgm_parse_imports(m, import);
+    return true;
+}
+
+static int load(tgm_model *m, const load_opts *o)
+{
+    int errors = 0;
+    m->ns = o->ns ? tgm_strdup(m->arena, o->ns) : NULL;
+    if (o->ns) errors += tgm_parse_imports(m, o->import);
     const char *tags = o->tags ? o->tags : default_tags(m->arena, o->native);
     if (tags) errors += tgm_parse_tags(m, tags);
     if (o->runtime) errors += tgm_read_runtime_names(m, o->runtime);
@@ -278,6 +285,10 @@ static int run_check(int argc, char **argv, const char *argv0)
     lo.native = files[0];
     lo.derivs = nfiles == 2 ? files[1] : NULL;
     tgm_model m = { .arena = tgm_arena_new() };
+    if (!namespace_options(m.arena, &lo)) {
+        tgm_arena_free(m.arena);
+        return 2;
+    }
     lo.validate_anyway = strict && lo.derivs;
     int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
     if ((!errors || lo.validate_anyway) && strict)
@@ -340,6 +351,10 @@ static int run_gen(int argc, char **argv, const char *argv0)
     if (!lo.native || !o.templates_dir || !o.out_dir) {
         fprintf(stderr, "tgen: --gen needs --native and --out%s\n%s",
                 o.templates_dir ? "" : ", and --templates (none found beside tgen)", usage);
+        tgm_arena_free(m.arena);
+        return 2;
+    }
+    if (!namespace_options(m.arena, &lo)) {
         tgm_arena_free(m.arena);
         return 2;
     }

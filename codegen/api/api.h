@@ -29,6 +29,8 @@ const char *tga_ident(tgm_arena *a, const char *name);
 /* The symbol of a kernel named `kernel` under a dispatch key ("tg__cpu_add_out" with prefix
  * "tg"); NULL for a key the project does not compile. */
 const char *tga_kernel_symbol(tgm_arena *a, const char *prefix, tgm_key key, const char *kernel);
+/* `at::native::foo` -> "foo", `legacy::cpu::foo` -> "legacy_cpu_foo" (docs/spec.md). */
+const char *tga_kernel_c_name(tgm_arena *a, const char *kernel);
 /* "cpu", "cuda", "composite": the symbol prefix of a key. */
 const char *tga_key_prefix(tgm_key key);
 /* The result struct of several returns: "tg_values_indices", or "tg_tensorsN" when unnamed

@@ -383,6 +383,51 @@ static int assign_autogen(tgm_arena *a, const tga_ops *ops, tga_op *op)
 
 /* ------------------------------------------------------------------ consistency */
 
+/* The kernel a written (or implicit composite) symbol stands for, and where it was named. */
+typedef struct kernel_name {
+    const char *written; /* without PyTorch's default `at::native::` */
+    const tga_op *op;
+    tgm_loc loc;
+} kernel_name;
+
+static const char *without_native(const char *kernel)
+{
+    return strncmp(kernel, "at::native::", 12) ? kernel : kernel + 12;
+}
+
+/* Distinct kernel names must make distinct symbols: `a::b_c` and `a_b::c` both make
+ * tg__cpu_a_b_c, which would silently be one kernel. Reported once, at the second name.
+ * (`at::native::foo` and `foo` are one kernel, as in PyTorch, and share a symbol.) */
+static int check_kernel_names(tgm_arena *a, const tga_ops *ops)
+{
+    int errors = 0;
+    tgm_name_map *first = tgm__map_new(a);
+    for (int i = 0; i < ops->n; i++) {
+        const tga_op *op = &ops->ops[i];
+        const tgm_func *f = op->f;
+        if (f->is_autogen || f->structured_delegate || f->scalar_overload_of) continue;
+        int n = f->has_dispatch ? f->ndispatch : 1;
+        for (int k = 0; k < n; k++) {
+            const tgm_dispatch_entry *d = f->has_dispatch ? &f->dispatch[k] : NULL;
+            tgm_key key = d ? d->key : TGM_KEY_COMPOSITE_IMPLICIT;
+            const char *written = without_native(d ? d->kernel : op->cname);
+            const char *symbol = tga_kernel_symbol(a, op->prefix, key, written);
+            if (!symbol) continue;
+            kernel_name *kn = tgm_alloc(a, sizeof *kn);
+            *kn = (kernel_name){ written, op, d ? d->loc : f->loc };
+            const kernel_name *o = tgm__map_put(first, symbol, kn);
+            if (!o || !strcmp(o->written, written)) continue;
+            tgm_error(kn->loc,
+                      "kernel '%s' of '%s' makes the C symbol %s, as kernel '%s' of '%s' at "
+                      "%s:%d:%d does ('::' is written '_'); rename one of them",
+                      written, f->schema.full_name, symbol, o->written,
+                      o->op->f->schema.full_name, o->loc.file, o->loc.line, o->loc.col);
+            errors++;
+        }
+    }
+    return errors;
+}
+
 /* PyTorch names one kernel for overloads of different C++ types (`CompositeExplicitAutograd:
  * randn` on randn, randn.generator, randn.names), which C++ overloading resolves. In C a symbol
  * has one type: when the entries naming a written kernel disagree on its type, each gets its
@@ -420,6 +465,9 @@ static int check_kernel_symbols(tgm_arena *a, const tga_ops *ops)
             const tga_kernel *ki = &op->kernels[k];
             const tga_op *o = tgm__map_put(first_use, ki->symbol, (void *)op);
             if (!o || o == op || strcmp(o->ksig, op->ksig) == 0) continue;
+            /* Ops of one C name: check_public_names reported them, and their kernels' split
+             * symbols (symbol__cname) are equal for that reason only. */
+            if (!strcmp(o->cname, op->cname)) continue;
             tgm_error(ki->loc,
                       "kernel %s of '%s' has type %s, but '%s' at %s:%d:%d "
                       "uses it as %s",
@@ -436,6 +484,7 @@ int tga_assign_kernels(tgm_arena *a, tga_ops *ops)
     int errors = 0;
     /* Written kernels first: glue wraps them; autogen may wrap structured glue. */
     for (int i = 0; i < ops->n; i++) errors += assign_written(a, &ops->ops[i]);
+    errors += check_kernel_names(a, ops);
     split_overloaded_kernels(a, ops);
     for (int i = 0; i < ops->n; i++) assign_scalar_overload(a, ops, &ops->ops[i]);
     for (int i = 0; i < ops->n; i++) errors += assign_structured(a, ops, &ops->ops[i]);

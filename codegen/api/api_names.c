@@ -37,13 +37,15 @@ static void put_overload(tgs_buf *b, const char *overload, bool full)
 }
 
 /* The name at one level of the rule (docs/c-api.md, "Names"): 0 short, 1 the whole overload,
- * 2 the whole overload and `_op`. */
+ * 2 the whole overload and `_op`, 3 the schema's `.` written `__` (relu_per_tensor.out and
+ * relu.per_tensor_out, equal at every other level). */
 static const char *rule_name(tgm_arena *a, const tgm_func *f, int level)
 {
     const tgm_schema *s = &f->schema;
     tgs_buf b;
     tgs_buf_init(&b);
     tgs_puts(&b, s->base);
+    if (level == 3 && s->overload && *s->overload) tgs_puts(&b, "_");
     put_overload(&b, s->overload, level > 0);
     if (s->inplace && !s->dunder) tgs_puts(&b, "_");
     if (level == 2) tgs_puts(&b, "_op");
@@ -70,14 +72,16 @@ static bool runtime_has(tgm_arena *a, const tgm_model *m, const char *name)
  * moves one level up, skipping a level that gives the same name. In a clash between entries,
  * one whose next level is `_op` (it has no overload to spell out) waits a round, so that the
  * others move and it keeps its name: clamp stays `clamp` when clamp.Tensor becomes
- * `clamp_tensor`. A `c_name:` never moves. What still clashes after the rounds is
- * check_public_names' error. */
+ * `clamp_tensor`. Level 3 is taken only by entries that still clash at `_op`, as two schemas
+ * that differ only in where the `.` is do (a name without that clash never gets there); an
+ * entry without an overload stops at `_op`. A `c_name:` never moves. What still clashes
+ * after the rounds is check_public_names' error. */
 void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names)
 {
     int n = m->nfuncs;
     int *level = tgm_alloc(a, sizeof *level * (size_t)(n ? n : 1));
     for (int i = 0; i < n; i++) names[i] = tga_cname(a, m->funcs[i]);
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 4; round++) {
         tgm_name_map *seen = tgm__map_new(a), *dup = tgm__map_new(a);
         for (int i = 0; i < n; i++)
             if (tgm__map_put(seen, names[i], (void *)names[i]))
@@ -86,7 +90,8 @@ void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names)
         for (int i = 0; i < n; i++) {
             const tgm_func *f = m->funcs[i];
             bool runtime = runtime_has(a, m, names[i]);
-            if (f->c_name || level[i] == 2 || !(runtime || tgm__map_get(dup, names[i]))) continue;
+            bool last = level[i] == 3 || (level[i] == 2 && !(f->schema.overload && *f->schema.overload));
+            if (f->c_name || last || !(runtime || tgm__map_get(dup, names[i]))) continue;
             int next = level[i] + 1;
             const char *name = rule_name(a, f, next);
             if (next == 1 && !strcmp(name, names[i])) name = rule_name(a, f, ++next);
@@ -142,10 +147,34 @@ const char *tga_key_prefix(tgm_key key)
     }
 }
 
+/* A kernel name as C spells it (docs/spec.md, "Dispatch keys"): PyTorch's default namespace
+ * `at::native::` is dropped (`at::native::foo` is `foo`, as in PyTorch), every other `::`
+ * becomes `_` (`legacy::cpu::_th_addmv` is `legacy_cpu__th_addmv`). Two names this makes
+ * equal are check_kernel_names' error (api_kernels.c). */
+const char *tga_kernel_c_name(tgm_arena *a, const char *kernel)
+{
+    static const char native[] = "at::native::";
+    if (!strncmp(kernel, native, sizeof native - 1)) kernel += sizeof native - 1;
+    if (!strstr(kernel, "::")) return kernel;
+    tgs_buf b;
+    tgs_buf_init(&b);
+    for (const char *p = kernel; *p;) {
+        const char *sep = strstr(p, "::");
+        size_t n = sep ? (size_t)(sep - p) : strlen(p);
+        tgs_putn(&b, p, n);
+        if (!sep) break;
+        tgs_puts(&b, "_");
+        p = sep + 2;
+    }
+    return tgs_finish(&b, a);
+}
+
 const char *tga_kernel_symbol(tgm_arena *a, const char *prefix, tgm_key key, const char *kernel)
 {
     const char *key_prefix = tga_key_prefix(key);
-    return key_prefix ? tgs_fmt(a, "%s__%s_%s", prefix, key_prefix, kernel) : NULL;
+    return key_prefix
+               ? tgs_fmt(a, "%s__%s_%s", prefix, key_prefix, tga_kernel_c_name(a, kernel))
+               : NULL;
 }
 
 /* The word a result of kind k adds to a result struct's name; NULL for Tensor, which adds

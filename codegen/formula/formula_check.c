@@ -122,7 +122,9 @@ static const char *type_text(const tgf_node *n)
 
 /* ------------------------------------------------------------------ names */
 
-static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int64_t index)
+/* The gradient of schema output i (`grad_<name>`, or what grads[k] maps to). The node holds
+ * the gradient of output i at grads[i]. */
+static tgf_node *output_grad_node(tgf_checker *c, const tgm_expr *src, int i)
 {
     const tga_op *op = c->d->op;
     if (c->d->list_output) {
@@ -132,21 +134,46 @@ static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int64_t index)
                  op->f->schema.full_name);
         return NULL;
     }
-    /* Range-checked at full width: narrowing first turned grads[4294967296] into grads[0]. */
-    if (index < 0 || index >= op->nrets) {
-        tgf_fail(c, src->offset, "'%s' has %d output%s, so there is no grads[%lld]",
-                 op->f->schema.full_name, op->nrets, op->nrets == 1 ? "" : "s", (long long)index);
-        return NULL;
-    }
-    int i = (int)index;
     if (!c->d->output_diff[i]) {
         tgf_fail(c, src->offset, "output %d of '%s' is not differentiable, so it has no gradient",
                  i, op->f->schema.full_name);
         return NULL;
     }
+    if (!tga_kind_is_tensor(op->rets[i].kind)) {
+        tgf_fail(c, src->offset, "output %d of '%s' is not a Tensor, so it has no gradient", i,
+                 op->f->schema.full_name);
+        return NULL;
+    }
     tgf_node *n = tgf_node_new(c, TGF_GRAD, TGA_TENSOR, src);
     n->index = i;
     return n;
+}
+
+/* `grads[index]`, or `grad` (index 0): the gradient of the index-th differentiable output, as
+ * PyTorch numbers them (with `output_differentiability: [False, True, True]`, grads[1] is
+ * output 2's). */
+static tgf_node *grad_node(tgf_checker *c, const tgm_expr *src, int64_t index)
+{
+    const tga_op *op = c->d->op;
+    int ndiff = c->d->ndiff;
+    if (c->d->list_output) return output_grad_node(c, src, 0); /* its error */
+    /* Range-checked at full width: narrowing first turned grads[4294967296] into grads[0]. */
+    if (index < 0 || index >= ndiff) {
+        const char *name = op->f->schema.full_name;
+        if (ndiff == op->nrets)
+            tgf_fail(c, src->offset, "'%s' has %d output%s, so there is no grads[%lld]", name,
+                     op->nrets, op->nrets == 1 ? "" : "s", (long long)index);
+        else if (ndiff == 0)
+            tgf_fail(c, src->offset, "no output of '%s' is differentiable, so it has no gradient",
+                     name);
+        else
+            tgf_fail(c, src->offset,
+                     "'%s' has %d differentiable output%s of %d (gradients are numbered over the "
+                     "differentiable outputs, as in PyTorch), so there is no grads[%lld]",
+                     name, ndiff, ndiff == 1 ? "" : "s", op->nrets, (long long)index);
+        return NULL;
+    }
+    return output_grad_node(c, src, c->d->diff_outputs[index]);
 }
 
 /* `grads`: the gradients of every output (of every element of a Tensor[] output), zeros for
@@ -223,7 +250,7 @@ static tgf_node *check_name(tgf_checker *c, const tgm_expr *e)
     /* grad_<output name>: that output's gradient (PyTorch names them so in joint formulas). */
     if (!strncmp(e->name, "grad_", 5) && !c->forward) {
         int gout = tgm_schema_output_index(s, e->name + 5);
-        if (gout >= 0) return grad_node(c, e, gout);
+        if (gout >= 0) return output_grad_node(c, e, gout);
     }
     /* <arg>_t of forward formulas, M_PI, std::nullopt ...: the plug-ins' names */
     tgf_node *b = ask(c, ASK_NAME, e, NULL);

@@ -237,9 +237,15 @@ static void check_entry(tgf_checker *c, const tgm_derivative *dv, tgf_deriv *d, 
     d->input_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nargs + 1));
     d->output_uses = tgm_alloc(c->a, sizeof(unsigned) * (size_t)(op->nrets + 1));
     d->output_diff = tgm_alloc(c->a, sizeof(bool) * (size_t)(op->nrets + 1));
-    for (int i = 0; i < op->nrets; i++)
+    d->diff_outputs = tgm_alloc(c->a, sizeof(int) * (size_t)(op->nrets + 1));
+    for (int i = 0; i < op->nrets; i++) {
         d->output_diff[i] = !dv->output_differentiability || i >= dv->noutput_diff ||
                             dv->output_differentiability[i];
+        /* torchgen's differentiable outputs, which the node's gradients are numbered by: those
+         * marked True, or without the list every tensor output. */
+        if (dv->output_differentiability ? d->output_diff[i] : tga_kind_is_tensor(op->rets[i].kind))
+            d->diff_outputs[d->ndiff++] = i;
+    }
     int nvars = 0;
     for (int i = 0; i < dv->nformulas; i++) nvars += dv->formulas[i].nvars;
     d->edge_arg = tgm_alloc(c->a, sizeof(int) * (size_t)(nvars + 1));

@@ -78,6 +78,9 @@ static bool parse_list_default(parser *p, tgm_default *d)
             any_num = true;
             if (!parse_number(p, &iv, &fv, &isf)) return false;
             any_float |= isf;
+        } else if (tgm__sp_tok_is(p, "true") || tgm__sp_tok_is(p, "false")) {
+            return tgm__sp_fail(p, p->t.off, "bools in a list default are True or False, not '%s'",
+                                tgm__sp_tok_text(p));
         } else {
             return tgm__sp_fail(p, p->t.off,
                                 "expected a number or a bool in the list default, found %s",
@@ -185,7 +188,11 @@ bool tgm__sp_check_default(parser *p, size_t off, const tgm_type *ty, tgm_defaul
                                 d->text, tgm_base_name(b), ty->list_size, ty->list_size, d->n);
         break;
     case TGM_DEF_IDENT:
-        ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && !is_boollike(b) && !is_floatlike(b);
+        /* `bool x=true` (C's, or YAML's, spelling): say which spelling the schema wants. */
+        if (!ty->is_list && is_boollike(b))
+            return tgm__sp_fail(p, off, "%s defaults are True or False, not '%s'", tgm_base_name(b),
+                                d->text);
+        ok = !ty->is_list && b != TGM_TENSOR && b != TGM_STR && !is_floatlike(b);
         break;
     default: ok = false;
     }

@@ -59,6 +59,24 @@ static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
     else *TGS_PUSH(c->a, dv->formulas, dv->nformulas, *fcap) = f;
 }
 
+/* A YAML 1.1 bool, as PyYAML (and so torchgen) reads a plain scalar: 1 true, 0 false, -1 not
+ * a bool. */
+static int yaml_bool(const char *s)
+{
+    static const char *const yes[] = { "True", "true", "TRUE", "yes", "Yes", "YES", "on", "On", "ON" };
+    static const char *const no[] = { "False", "false", "FALSE", "no", "No", "NO", "off", "Off", "OFF" };
+    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
+        if (!strcmp(s, yes[i])) return 1;
+        if (!strcmp(s, no[i])) return 0;
+    }
+    return -1;
+}
+
+/* `output_differentiability:` as torchgen reads it: a list of bools, or one condition (PyTorch's
+ * C++, quoted or not: `["!dtype || isDifferentiableType(*dtype)"]`,
+ * `[isDifferentiableType(dtype)]`), which counts as True here. torchgen takes a condition only
+ * as the single item of the list (an operator with one output). An item in error counts as
+ * True, so that formulas reading its gradient do not fail a second time. */
 static void parse_output_diff(tgm_parse_ctx *c, tgm_derivative *dv, const yaml_node_t *v)
 {
     dv->output_differentiability_loc = tgm__node_loc(c->d, v);
@@ -74,6 +92,7 @@ static void parse_output_diff(tgm_parse_ctx *c, tgm_derivative *dv, const yaml_n
     dv->noutput_diff = n;
     for (int i = 0; i < n; i++) {
         yaml_node_t *item = tgm__yaml_node(c->d, v->data.sequence.items.start[i]);
+        dv->output_differentiability[i] = true;
         if (item->type != YAML_SCALAR_NODE) {
             tgm_error(tgm__node_loc(c->d, item),
                       "'output_differentiability' items must be True or False, not %s",
@@ -81,21 +100,24 @@ static void parse_output_diff(tgm_parse_ctx *c, tgm_derivative *dv, const yaml_n
             continue;
         }
         const char *s = tgm__scalar(item);
-        bool quoted = item->data.scalar.style == YAML_SINGLE_QUOTED_SCALAR_STYLE ||
-                      item->data.scalar.style == YAML_DOUBLE_QUOTED_SCALAR_STYLE;
-        if (!quoted && (!strcmp(s, "True") || !strcmp(s, "true")))
-            dv->output_differentiability[i] = true;
-        else if (!quoted && (!strcmp(s, "False") || !strcmp(s, "false")))
-            dv->output_differentiability[i] = false;
-        else if (quoted && *s) {
-            /* PyTorch's C++ condition (`"!dtype || isDifferentiableType(*dtype)"`). */
-            dv->output_differentiability[i] = true;
+        bool plain = item->data.scalar.style == YAML_PLAIN_SCALAR_STYLE ||
+                     item->data.scalar.style == YAML_ANY_SCALAR_STYLE;
+        int b = plain ? yaml_bool(s) : -1;
+        if (b >= 0) {
+            dv->output_differentiability[i] = b;
+        } else if (!*s) {
+            tgm_error(tgm__node_loc(c->d, item),
+                      "'output_differentiability' items must be True, False or a condition, not an "
+                      "empty value");
+        } else if (n != 1) {
+            tgm_error(tgm__node_loc(c->d, item),
+                      "'output_differentiability' item '%s' is a condition (not True or False); "
+                      "a condition is only allowed as the one item of the list, for an operator "
+                      "with one output",
+                      s);
+        } else {
             dv->output_differentiability_cond[i] = tgm_strdup(c->a, s);
-        } else
-            tgm_error(
-                tgm__node_loc(c->d, item),
-                "'output_differentiability' items must be True, False or a quoted condition, not '%s'",
-                s);
+        }
     }
 }
 

@@ -137,6 +137,23 @@ Test(tgen_autograd, records_history_for_differentiable_outputs_only)
     free(k);
 }
 
+/* PyTorch numbers `grads[i]` and `grad` over the differentiable outputs only (torchgen gives
+ * the node those outputs alone); the node here holds every output's gradient at its schema
+ * index, so the formula's index is mapped (issue 35, bug 2). */
+Test(tgen_autograd, numbers_gradients_over_differentiable_outputs)
+{
+    /* [False, True, True]: grads[0] is output 1's, grads[1] output 2's. */
+    char *f = section_to(autograd_c, "static tg_tensor *Split3Backward0_x(", "\n}\n");
+    expect_in(f, "tg_mul_scalar(grads[2], (double)(INT64_C(3)))", "Split3Backward0_x");
+    expect_in(f, "tg_add_fn(grads[1], t0,", "Split3Backward0_x");
+    cr_expect(!strstr(f, "grads[0]"), "Split3Backward0_x reads output 0's gradient:\n%s", f);
+    free(f);
+    /* [False, False, True]: `grad` is output 2's. */
+    f = section_to(autograd_c, "static tg_tensor *Split3FirstBackward0_x(", "\n}\n");
+    expect_in(f, "tg_mul_scalar(grads[2], (double)(INT64_C(5)))", "Split3FirstBackward0_x");
+    free(f);
+}
+
 Test(tgen_autograd, joint_and_not_implemented_formulas)
 {
     /* A joint formula fills out[] itself and runs when either edge needs a gradient. */

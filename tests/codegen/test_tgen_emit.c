@@ -109,6 +109,9 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
         "Kernel: tg__cpu_bar. */\ntg_tensor *tg_baz(tg_tensor *self);",
         "tg_tensor *tg_baz_op(",
         "tg_tensor *tg_sparse_only(",
+        /* issue 35, bug 3: the `.` written `__` where nothing else tells the two apart */
+        "tg_tensor *tg_relu_per_tensor__out(tg_tensor *self, tg_tensor *out);",
+        "tg_tensor *tg_relu__per_tensor_out(tg_tensor *self, int64_t zero_point, tg_tensor *out);",
     };
     tgen_expect_each(h, names, sizeof names / sizeof names[0], "tg_ops.h");
     free(h);
@@ -116,7 +119,19 @@ Test(tgen_emit, clashing_names_and_kernels_resolve)
     cr_assert(k, "no tg_kernels.h in %s", dir);
     cr_expect(strstr(k, "tg__cpu_clamp__clamp(") && strstr(k, "tg__cpu_clamp__clamp_tensor("),
               "the two types of kernel `clamp` do not get a symbol each");
+    /* issue 35, bug 1: qualified kernel names make C symbols; at::native::qualified_cpu and
+     * qualified_cpu are one kernel, as in PyTorch. */
+    const char *const kernels[] = {
+        "tg_tensor *tg__cpu_qualified_cpu(tg_tensor *self);",
+        "tg_tensor *tg__cuda_legacy_cuda__th_qualified(tg_tensor *self);",
+        "Kernel: tg__cpu_qualified_cpu. */\ntg_tensor *tg_qualified_twin(",
+    };
+    tgen_expect_each(k, kernels, 2, "kernels/");
+    cr_expect(!strstr(k, "::"), "a kernel symbol keeps a '::'");
     free(k);
+    h = tgen_slurp_public(dir);
+    tgen_expect_each(h, kernels + 2, 1, "tg_ops.h");
+    free(h);
     snprintf(path, sizeof path, "%s/tg_structured.c", dir);
     char *g = tgen_slurp(path);
     cr_assert(g, "no %s", path);

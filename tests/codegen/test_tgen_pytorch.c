@@ -4,7 +4,7 @@
  * documented. Tests run from the repository root. */
 #include <criterion/criterion.h>
 
-#include "codegen/tgen_run.h"
+#include "codegen/gen_dir.h"
 
 #define PT_DIR "../shared/pytorch-1.13.1"
 
@@ -126,6 +126,48 @@ Test(tgen_pytorch, checks_forward_formulas)
     tgen_result_free(&r);
 }
 
+/* Issue 35's bugs 1, 2 and 4 in their smallest forms, which PyTorch's tools accept: a qualified
+ * kernel name, gradients numbered over the differentiable outputs, an unquoted condition in
+ * output_differentiability. They check clean with --strict, and what --gen writes compiles
+ * (the node of add_norm hands x2 the gradient of output 3, grads[1] in PyTorch's numbering). */
+Test(tgen_pytorch, accepts_what_pytorch_accepts)
+{
+    const char *args[] = { "--check", "--strict", "tests/codegen/good/pytorch_rules.yaml",
+                           "tests/codegen/good/pytorch_rules_derivs.yaml", NULL };
+    tgen_result r = tgen_run(args);
+    cr_expect_eq(r.status, 0, "pytorch_rules.yaml does not check clean (status %d):\n%s",
+                 r.status, r.err ? r.err : "");
+    cr_expect_str_empty(r.err ? r.err : "");
+    cr_expect_str_eq(r.out ? r.out : "", "ok: 3 functions, 3 derivatives, 4/4 formulas parsed\n");
+    tgen_result_free(&r);
+
+    char *dir = tgen_tmpdir("pytorch_rules");
+    const char *gen[] = { "--gen",
+                          "--native",
+                          "tests/codegen/good/pytorch_rules.yaml",
+                          "--derivatives",
+                          "tests/codegen/good/pytorch_rules_derivs.yaml",
+                          "--templates",
+                          "templates",
+                          "--out",
+                          dir,
+                          NULL };
+    tgen_run_ok(gen, "tgen --gen");
+    char *k = tgen_read_out(dir, "kernels/add_norm.h");
+    cr_expect(strstr(k, "tg__cpu_legacy_cpu_add_norm(tg_tensor *x1, tg_tensor *x2);"),
+              "no C symbol for legacy::cpu::add_norm:\n%s", k);
+    free(k);
+    char *ag = tgen_read_shards(dir, "tg_autograd");
+    cr_expect(strstr(ag, "/* x2: grads[1] */\n") &&
+                  strstr(strstr(ag, "/* x2: grads[1] */\n"), "tg_retain(grads[3])"),
+              "x2's formula does not read output 3's gradient:\n%s", ag);
+    free(ag);
+    const char *const files[] = { "tg_ops.c", "tg_register.c", "tg_boxed.c", "tg_autograd.c" };
+    cr_expect_eq(tgen_compile_errors(dir, files, sizeof files / sizeof files[0]), 0,
+                 "generated C does not compile (commands above)");
+    tgen_rmdir(dir);
+}
+
 Test(tgen_pytorch, checks_unusual_but_valid_spellings)
 {
     const char *args[] = { "--check", "tests/codegen/good/edge_cases.yaml", NULL };
@@ -154,5 +196,26 @@ Test(tgen_cli, help_and_usage)
     const char *gen_missing[] = { "--gen", "--native", "specs/native_functions.yaml", NULL };
     r = tgen_run(gen_missing);
     cr_expect_eq(r.status, 2, "--gen without --templates/--out must exit 2, got %d", r.status);
+    tgen_result_free(&r);
+}
+
+/* A bad --namespace value is a bad command line (exit 2, one line naming the rule), with
+ * --check and --gen alike, before any spec is read (issue 35, bug 6). */
+Test(tgen_cli, bad_namespace_exits_2)
+{
+    const char *expected = "tgen: --namespace 'My-ops': a namespace is a lower-case C identifier "
+                           "not ending in '_', other than 'aten' and 'tg'\n";
+    const char *check[] = { "--check", "--namespace", "My-ops", "tests/codegen/bad/ns_native.yaml",
+                            NULL };
+    tgen_result r = tgen_run(check);
+    cr_expect_eq(r.status, 2, "--check --namespace My-ops must exit 2, got %d", r.status);
+    cr_expect_str_eq(r.err ? r.err : "", expected);
+    tgen_result_free(&r);
+
+    const char *gen[] = { "--gen",     "--namespace", "aten", "--native",
+                          "tests/codegen/bad/ns_native.yaml", "--out", "/nonexistent/out", NULL };
+    r = tgen_run(gen);
+    cr_expect_eq(r.status, 2, "--gen --namespace aten must exit 2, got %d", r.status);
+    cr_expect(r.err && strstr(r.err, "--namespace 'aten'"), "no reason on stderr: %s", r.err);
     tgen_result_free(&r);
 }
