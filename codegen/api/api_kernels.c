@@ -420,8 +420,8 @@ static int check_kernel_names(tgm_arena *a, const tga_ops *ops)
             tgm_error(kn->loc,
                       "kernel '%s' of '%s' makes the C symbol %s, as kernel '%s' of '%s' at "
                       "%s:%d:%d does ('::' is written '_'); rename one of them",
-                      written, f->schema.full_name, symbol, o->written,
-                      o->op->f->schema.full_name, o->loc.file, o->loc.line, o->loc.col);
+                      written, f->schema.full_name, symbol, o->written, o->op->f->schema.full_name,
+                      o->loc.file, o->loc.line, o->loc.col);
             errors++;
         }
     }

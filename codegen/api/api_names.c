@@ -90,7 +90,8 @@ void tga_assign_cnames(tgm_arena *a, const tgm_model *m, const char **names)
         for (int i = 0; i < n; i++) {
             const tgm_func *f = m->funcs[i];
             bool runtime = runtime_has(a, m, names[i]);
-            bool last = level[i] == 3 || (level[i] == 2 && !(f->schema.overload && *f->schema.overload));
+            bool last =
+                level[i] == 3 || (level[i] == 2 && !(f->schema.overload && *f->schema.overload));
             if (f->c_name || last || !(runtime || tgm__map_get(dup, names[i]))) continue;
             int next = level[i] + 1;
             const char *name = rule_name(a, f, next);
@@ -172,9 +173,8 @@ const char *tga_kernel_c_name(tgm_arena *a, const char *kernel)
 const char *tga_kernel_symbol(tgm_arena *a, const char *prefix, tgm_key key, const char *kernel)
 {
     const char *key_prefix = tga_key_prefix(key);
-    return key_prefix
-               ? tgs_fmt(a, "%s__%s_%s", prefix, key_prefix, tga_kernel_c_name(a, kernel))
-               : NULL;
+    return key_prefix ? tgs_fmt(a, "%s__%s_%s", prefix, key_prefix, tga_kernel_c_name(a, kernel))
+                      : NULL;
 }
 
 /* The word a result of kind k adds to a result struct's name; NULL for Tensor, which adds

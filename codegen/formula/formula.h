@@ -200,11 +200,11 @@ typedef struct tgf_deriv {
     unsigned *input_uses;  /* [op->nargs]: TGF_USE_* */
     unsigned *output_uses; /* [op->nrets] */
     bool *output_diff;     /* [op->nrets]: output_differentiability (Tensor returns only) */
+    bool uses_grads;       /* some formula reads grad / grads[i] */
     /* PyTorch numbers the gradients of the differentiable outputs only: grads[k] (and `grad`,
      * k = 0) is the gradient of schema output diff_outputs[k], k < ndiff (docs/autograd.md). */
     int *diff_outputs;
     int ndiff;
-    bool uses_grads;       /* some formula reads grad / grads[i] */
     /* Why tgen generates no node for this entry (past the limits of generated nodes, a formula
      * not yet checkable or using a construct the C emitter does not compile): the operator's
      * autograd kernel records a node whose backward fails with this reason; NULL when the

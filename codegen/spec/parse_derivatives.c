@@ -63,12 +63,12 @@ static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
  * a bool. */
 static int yaml_bool(const char *s)
 {
-    static const char *const yes[] = { "True", "true", "TRUE", "yes", "Yes", "YES", "on", "On", "ON" };
-    static const char *const no[] = { "False", "false", "FALSE", "no", "No", "NO", "off", "Off", "OFF" };
-    for (size_t i = 0; i < sizeof yes / sizeof yes[0]; i++) {
-        if (!strcmp(s, yes[i])) return 1;
-        if (!strcmp(s, no[i])) return 0;
-    }
+    /* the words true .. off in their three spellings; the first nine are true */
+    static const char *const words[] = { "true", "True", "TRUE", "yes",   "Yes",   "YES",
+                                         "on",   "On",   "ON",   "false", "False", "FALSE",
+                                         "no",   "No",   "NO",   "off",   "Off",   "OFF" };
+    for (int i = 0; i < 18; i++)
+        if (!strcmp(s, words[i])) return i < 9;
     return -1;
 }
 

@@ -135,8 +135,8 @@ Test(tgen_pytorch, accepts_what_pytorch_accepts)
     const char *args[] = { "--check", "--strict", "tests/codegen/good/pytorch_rules.yaml",
                            "tests/codegen/good/pytorch_rules_derivs.yaml", NULL };
     tgen_result r = tgen_run(args);
-    cr_expect_eq(r.status, 0, "pytorch_rules.yaml does not check clean (status %d):\n%s",
-                 r.status, r.err ? r.err : "");
+    cr_expect_eq(r.status, 0, "pytorch_rules.yaml does not check clean (status %d):\n%s", r.status,
+                 r.err ? r.err : "");
     cr_expect_str_empty(r.err ? r.err : "");
     cr_expect_str_eq(r.out ? r.out : "", "ok: 3 functions, 3 derivatives, 4/4 formulas parsed\n");
     tgen_result_free(&r);
@@ -212,8 +212,10 @@ Test(tgen_cli, bad_namespace_exits_2)
     cr_expect_str_eq(r.err ? r.err : "", expected);
     tgen_result_free(&r);
 
-    const char *gen[] = { "--gen",     "--namespace", "aten", "--native",
-                          "tests/codegen/bad/ns_native.yaml", "--out", "/nonexistent/out", NULL };
+    const char *gen[] = {
+        "--gen", "--namespace",      "aten", "--native", "tests/codegen/bad/ns_native.yaml",
+        "--out", "/nonexistent/out", NULL
+    };
     r = tgen_run(gen);
     cr_expect_eq(r.status, 2, "--gen --namespace aten must exit 2, got %d", r.status);
     cr_expect(r.err && strstr(r.err, "--namespace 'aten'"), "no reason on stderr: %s", r.err);

@@ -11,7 +11,9 @@ and duplicates collapse. Seeds are build output: nothing here is committed but t
   derivs    derivatives.yaml chunks (for the harness's fixed specs/native_functions.yaml)
   template  the templates/ files
   gen       a native chunk, `#@derivatives`, the derivative entries of its functions; the
-            (native, derivatives) pairs of tests/codegen/errors.tsv
+            (native, derivatives) pairs of tests/codegen/errors.tsv, of the emission tests and
+            of tests/codegen/good/pytorch_rules*.yaml
+  every harness also gets the inputs of tests/fuzz/regressions/<harness>/
 """
 import glob
 import hashlib
@@ -140,13 +142,23 @@ def main():
             if cols[2] != "-" and os.path.isfile(dpath):
                 text += SEPARATOR + read(dpath)
             c.add("gen", text)
-    emit = os.path.join(ROOT, "tests/codegen/emit")
-    for native, derivs in (("autograd.yaml", "autograd_derivs.yaml"), ("edge.yaml", None)):
-        if os.path.isfile(os.path.join(emit, native)):
-            text = read(os.path.join(emit, native))
-            if derivs and os.path.isfile(os.path.join(emit, derivs)):
-                text += SEPARATOR + read(os.path.join(emit, derivs))
+    # The emission cases and the forms PyTorch's tools accept (tests/codegen/good/
+    # pytorch_rules*.yaml: issue 35's qualified kernel names, gradients numbered over the
+    # differentiable outputs, unquoted conditions), whose generated C the gen oracle compiles.
+    for native, derivs in (("emit/autograd.yaml", "emit/autograd_derivs.yaml"),
+                           ("emit/edge.yaml", None), ("emit/clashes.yaml", None),
+                           ("good/pytorch_rules.yaml", "good/pytorch_rules_derivs.yaml")):
+        npath = os.path.join(ROOT, "tests/codegen", native)
+        if os.path.isfile(npath):
+            text = read(npath)
+            if derivs and os.path.isfile(os.path.join(ROOT, "tests/codegen", derivs)):
+                text += SEPARATOR + read(os.path.join(ROOT, "tests/codegen", derivs))
             c.add("gen", text)
+
+    # The regressions' inputs, each for its own harness: mutations of what once failed.
+    for h in ("schema", "native", "derivs", "gen"):
+        for path in sorted(glob.glob(os.path.join(ROOT, "tests/fuzz/regressions", h, "*"))):
+            c.add(h, read(path))
 
     for path in sorted(glob.glob(os.path.join(ROOT, "templates/*.in"))):
         c.add("template", read(path))
