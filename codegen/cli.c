@@ -70,9 +70,9 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
-    const char *ns, *import; /* --namespace, --import */
-    const char *vocab;       /* --autograd-functions */
-    const char *argv0;       /* tgen's own path (the default vocabulary) */
+    const char *ns, *import;             /* --namespace, --import */
+    const char *vocab;                   /* --autograd-functions */
+    const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
@@ -130,8 +130,9 @@ static int load(tgm_model *m, const load_opts *o)
     m->reading.torch_version = o->torch_version;
     m->reading.only_ns = o->only_ns;
     if (o->only_ns && o->ns && strcmp(o->only_ns, o->ns)) {
-        fprintf(stderr, "tgen: --only-namespace %s and --namespace %s: give one (--only-namespace "
-                        "NS generates namespace NS)\n",
+        fprintf(stderr,
+                "tgen: --only-namespace %s and --namespace %s: give one (--only-namespace "
+                "NS generates namespace NS)\n",
                 o->only_ns, o->ns);
         return 1;
     }

@@ -64,8 +64,9 @@ bool tgm__is_version_field(const char *name)
 static void check_kernels(tgm_parse_ctx *c, const char *name, const yaml_node_t *v)
 {
     if (v->type != YAML_MAPPING_NODE) {
-        tgm_error(tgm__node_loc(c->d, v), "'%s' must be a mapping of dispatch keys to kernels, not %s",
-                  name, tgm__node_kind(v));
+        tgm_error(tgm__node_loc(c->d, v),
+                  "'%s' must be a mapping of dispatch keys to kernels, not %s", name,
+                  tgm__node_kind(v));
         return;
     }
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
@@ -87,8 +88,14 @@ static void check_shape(tgm_parse_ctx *c, int i, const yaml_node_t *v)
         if (v->type == YAML_SCALAR_NODE)
             for (int k = 0; data_fields[i].choices[k]; k++)
                 if (!strcmp(tgm__scalar(v), data_fields[i].choices[k])) return;
-        tgm_error(tgm__node_loc(c->d, v), "unknown %s '%s'", name,
-                  v->type == YAML_SCALAR_NODE ? tgm__scalar(v) : tgm__node_kind(v));
+        {
+            tgs_list l = { 0 };
+            for (int k = 0; data_fields[i].choices[k]; k++)
+                tgs_list_add(&l, c->a, data_fields[i].choices[k]);
+            tgm_error(tgm__node_loc(c->d, v), "unknown %s '%s' (expected %s)", name,
+                      v->type == YAML_SCALAR_NODE ? tgm__scalar(v) : tgm__node_kind(v),
+                      tgs_list_join(&l, c->a, ", "));
+        }
         return;
     case SHAPE_KERNELS: check_kernels(c, name, v); return;
     case SHAPE_VERSIONS:

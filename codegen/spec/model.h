@@ -320,17 +320,17 @@ typedef struct tgm_derivative {
 /* What tgen was asked to choose from the files and what it read without compiling it, for
  * --check's summary (spec/parse_sections.c, spec/namespaces.c, spec/data_fields.c). */
 typedef struct tgm_reading {
-    const char *torch_version; /* --torch-version: the PyTorch version a sectioned file's
+    const char *torch_version;    /* --torch-version: the PyTorch version a sectioned file's
                                 * entries are chosen for; NULL: each file's newest */
-    const char *only_ns;       /* --only-namespace: the namespace whose entries are taken from a
+    const char *only_ns;          /* --only-namespace: the namespace whose entries are taken from a
                                 * file that mixes several; NULL: none (one namespace a file) */
-    const char *version_used;  /* the version chosen (the last sectioned file's) */
-    bool versioned;            /* a file read had `all_version:` */
-    int version_skipped;       /* entries whose versions exclude version_used */
-    int restated;              /* `symint:` / `autograd:` entries restating a definition */
-    int ns_skipped;            /* entries of other namespaces than only_ns */
+    const char *version_used;     /* the version chosen (the last sectioned file's) */
+    bool versioned;               /* a file read had `all_version:` */
+    int version_skipped;          /* entries whose versions exclude version_used */
+    int restated;                 /* `symint:` / `autograd:` entries restating a definition */
+    int ns_skipped;               /* entries of other namespaces than only_ns */
     const char *ns_skipped_names; /* "aten 4, et_copy 2" */
-    int *data_fields;          /* per field of data_fields.c's table: entries that have it */
+    int *data_fields;             /* per field of data_fields.c's table: entries that have it */
 } tgm_reading;
 
 typedef struct tgm_model {
@@ -358,7 +358,7 @@ typedef struct tgm_model {
     struct tgm_name_map *tags;
     const char *autograd_functions; /* the autograd vocabulary file the formula checker reads
                                       * (formula.h, tgf_vocab), or NULL */
-    tgm_reading reading; /* what the readers chose, skipped or took as data */
+    tgm_reading reading;            /* what the readers chose, skipped or took as data */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be

@@ -57,7 +57,8 @@ static void select_namespace(tgm_model *m, const char *want, const char *dflt)
         }
         int k = 0;
         while (k < ncounts && strcmp(counts[k].name, ns)) k++;
-        if (k == ncounts) *TGS_PUSH(m->arena, counts, ncounts, cap) = (ns_count){ ns, 0, f->loc, NULL };
+        if (k == ncounts)
+            *TGS_PUSH(m->arena, counts, ncounts, cap) = (ns_count){ ns, 0, f->loc, NULL };
         counts[k].count++;
         m->reading.ns_skipped++;
     }
@@ -69,7 +70,8 @@ static void select_namespace(tgm_model *m, const char *want, const char *dflt)
     }
     m->nderivs = dkept;
     for (int k = 0; k < ncounts; k++)
-        tgs_list_add(&skipped, m->arena, tgs_fmt(m->arena, "%s %d", counts[k].name, counts[k].count));
+        tgs_list_add(&skipped, m->arena,
+                     tgs_fmt(m->arena, "%s %d", counts[k].name, counts[k].count));
     m->reading.ns_skipped_names = tgs_list_join(&skipped, m->arena, ", ");
 }
 
@@ -131,9 +133,9 @@ int tgm__check_namespaces(tgm_model *m)
     } else if (n == 1 && !m->ns && !aten_written && ns[0].count > 1) {
         /* One error for the file, at its first such entry: the cause is one. */
         tgm_error(ns[0].first,
-                  "operator '%s::%s' belongs to operator library '%s', as %d entries of this "
-                  "file do: generate it with tgen --namespace %s",
-                  ns[0].name, ns[0].first_name, ns[0].name, ns[0].count, ns[0].name);
+                  "%d operators of this file ('%s::%s', ...) belong to operator library '%s': "
+                  "generate them with tgen --namespace %s",
+                  ns[0].count, ns[0].name, ns[0].first_name, ns[0].name, ns[0].name);
         reported = true;
     }
     for (int i = 0; i < m->nfuncs; i++) {

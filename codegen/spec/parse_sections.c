@@ -40,8 +40,7 @@ enum { NSECTIONS = sizeof sections / sizeof sections[0] };
 static int section_index(const char *name, const char *first_key)
 {
     for (int i = 0; i < NSECTIONS; i++)
-        if (!strcmp(sections[i].name, name) && !strcmp(sections[i].first_key, first_key))
-            return i;
+        if (!strcmp(sections[i].name, name) && !strcmp(sections[i].first_key, first_key)) return i;
     return -1;
 }
 
@@ -80,10 +79,10 @@ static bool read_all_version(tgm_parse_ctx *c, const yaml_node_t *v, versions *v
     for (int i = 0; i < vs->n; i++)
         for (int k = 0; k < i; k++)
             if (!strcmp(vs->names[i], vs->names[k])) {
-                tgm_error(vs->locs[i], "version '%s' appears twice in 'all_version'",
-                          vs->names[i]);
+                tgm_error(vs->locs[i], "version '%s' appears twice in 'all_version'", vs->names[i]);
                 return false;
             }
+    c->m->reading.versioned = true;
     const char *want = c->m->reading.torch_version;
     vs->chosen = want ? -1 : vs->n - 1;
     for (int i = 0; want && i < vs->n; i++)
@@ -94,7 +93,6 @@ static bool read_all_version(tgm_parse_ctx *c, const yaml_node_t *v, versions *v
                   vs->names[0], vs->names[vs->n - 1]);
         return false;
     }
-    c->m->reading.versioned = true;
     c->m->reading.version_used = vs->names[vs->chosen];
     return true;
 }
@@ -149,8 +147,8 @@ static bool in_version(tgm_parse_ctx *c, const versions *vs, const yaml_node_t *
         yaml_node_t *k = tgm__yaml_node(c->d, p->key);
         if (k->type != YAML_SCALAR_NODE) continue;
         const char *key = tgm__scalar(k);
-        bool is_version = !strcmp(first_key, "name") ? !strcmp(key, "version")
-                                                      : tgm__is_version_field(key);
+        bool is_version =
+            !strcmp(first_key, "name") ? !strcmp(key, "version") : tgm__is_version_field(key);
         if (!is_version) continue;
         uint64_t m = version_mask(c, vs, key, tgm__yaml_node(c->d, p->value));
         if (!m) return true;
@@ -185,7 +183,8 @@ static void check_restated(tgm_parse_ctx *c, int first, const restated *rs, int 
                   "'%s:' entry '%s' restates no definition of this file: it must repeat an "
                   "entry of 'official:', 'custom:' or 'quant:' of the same version exactly",
                   rs[i].section, s->full_name);
-        if (def) tgm_note(def->schema.loc, "'%s' is defined as '%s'", s->full_name, def->schema.text);
+        if (def)
+            tgm_note(def->schema.loc, "'%s' is defined as '%s'", s->full_name, def->schema.text);
     }
 }
 
@@ -200,8 +199,8 @@ void tgm__parse_sections(tgm_parse_ctx *c, const yaml_node_t *root, const char *
         if (k->type != YAML_SCALAR_NODE) continue;
         if (!strcmp(tgm__scalar(k), "all_version"))
             version_ok = read_all_version(c, tgm__yaml_node(c->d, p->value), &vs);
-        sectioned |= !strcmp(tgm__scalar(k), "all_version") ||
-                     section_index(tgm__scalar(k), first_key) >= 0;
+        sectioned |=
+            !strcmp(tgm__scalar(k), "all_version") || section_index(tgm__scalar(k), first_key) >= 0;
     }
     if (!sectioned) {
         tgm_error(tgm__node_loc(c->d, root), "expected a list of '- %s:' entries, found %s",
@@ -229,8 +228,9 @@ void tgm__parse_sections(tgm_parse_ctx *c, const yaml_node_t *root, const char *
             continue;
         }
         if (list->type != YAML_SEQUENCE_NODE) {
-            tgm_error(tgm__node_loc(c->d, list), "section '%s' must be a list of '- %s:' entries, not %s",
-                      key, first_key, tgm__node_kind(list));
+            tgm_error(tgm__node_loc(c->d, list),
+                      "section '%s' must be a list of '- %s:' entries, not %s", key, first_key,
+                      tgm__node_kind(list));
             continue;
         }
         for (yaml_node_item_t *it = list->data.sequence.items.start;
