@@ -16,11 +16,12 @@
 static const char usage[] =
     "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"
     "                    [--runtime DIR] [--autograd-functions FILE]\n"
-    "                    [--namespace NS [--import API.yaml]] NATIVE.yaml [DERIVATIVES.yaml]\n"
+    "                    [--namespace NS [--import API.yaml]] [--only-namespace NS]\n"
+    "                    [--torch-version V] NATIVE.yaml [DERIVATIVES.yaml]\n"
     "       tgen --gen [--verbose] --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
     "                  [--tags TAGS.yaml] [--runtime DIR] [--autograd-functions FILE]\n"
-    "                  [--namespace NS [--import API.yaml]] [--templates DIR] --out DIR\n"
-    "                  [--docs DIR]\n"
+    "                  [--namespace NS [--import API.yaml]] [--only-namespace NS]\n"
+    "                  [--torch-version V] [--templates DIR] --out DIR [--docs DIR]\n"
     "       tgen --help\n"
     "\n"
     "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
@@ -42,6 +43,14 @@ static const char usage[] =
     "            generate an operator library (docs/extending.md): its operators are NS::op,\n"
     "            its C names NS_op, its files NS_ops.h, NS_register.c, ...; it registers\n"
     "            itself when loaded\n"
+    "  --only-namespace NS\n"
+    "            take only the entries of namespace NS from a file whose entries name several\n"
+    "            (an unqualified entry of such a file is aten's); the others are skipped and\n"
+    "            counted. NS other than aten is generated as --namespace NS\n"
+    "  --torch-version V\n"
+    "            a sectioned spec (op-plugin's, with 'all_version:'): take the entries whose\n"
+    "            versions include PyTorch V, one of the file's all_version; default: the newest\n"
+    "            (docs/spec.md, \"Sectioned files\")\n"
     "  --import  with --namespace: tensorgen's operators, which the library's formulas may\n"
     "            call (default: tensorgen_api.yaml of the installed tensorgen, or of the tree\n"
     "            tgen was built in)\n"
@@ -61,9 +70,10 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
-    const char *ns, *import; /* --namespace, --import */
-    const char *vocab;       /* --autograd-functions */
-    const char *argv0;       /* tgen's own path (the default vocabulary) */
+    const char *ns, *import;             /* --namespace, --import */
+    const char *vocab;                   /* --autograd-functions */
+    const char *argv0;                   /* tgen's own path (the default vocabulary) */
+    const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -119,6 +129,15 @@ static bool valid_namespace(const char *ns)
  * the shipped interface when it was not given. Returns false after printing why. */
 static bool namespace_options(tgm_arena *a, load_opts *o)
 {
+    if (o->only_ns && o->ns && strcmp(o->only_ns, o->ns)) {
+        fprintf(stderr,
+                "tgen: --only-namespace %s and --namespace %s: give one (--only-namespace "
+                "NS generates namespace NS)\n",
+                o->only_ns, o->ns);
+        return false;
+    }
+    /* A library's entries taken from a mixed file generate as --namespace NS. */
+    if (o->only_ns && strcmp(o->only_ns, "aten") && !o->ns) o->ns = o->only_ns;
     if (!o->ns) return true;
     if (!valid_namespace(o->ns)) {
         fprintf(stderr,
@@ -140,6 +159,8 @@ static bool namespace_options(tgm_arena *a, load_opts *o)
 static int load(tgm_model *m, const load_opts *o)
 {
     int errors = 0;
+    m->reading.torch_version = o->torch_version;
+    m->reading.only_ns = o->only_ns;
     m->ns = o->ns ? tgm_strdup(m->arena, o->ns) : NULL;
     if (o->ns) errors += tgm_parse_imports(m, o->import);
     const char *tags = o->tags ? o->tags : default_tags(m->arena, o->native);
@@ -147,6 +168,13 @@ static int load(tgm_model *m, const load_opts *o)
     if (o->runtime) errors += tgm_read_runtime_names(m, o->runtime);
     errors += tgm_parse_native_functions(m, o->native);
     if (o->derivs) errors += tgm_parse_derivatives(m, o->derivs);
+    if (o->torch_version && !m->reading.versioned) {
+        tgm_error((tgm_loc){ o->native, 0, 0 },
+                  "--torch-version %s: this file has no versions to choose from (op-plugin's "
+                  "'all_version:' list; docs/spec.md)",
+                  o->torch_version);
+        errors++;
+    }
     /* A library's formulas call operators only: the vocabulary's functions are tensorgen's
      * internals, which a library cannot link (unless a file is given). */
     m->autograd_functions = o->vocab ? o->vocab
@@ -156,7 +184,7 @@ static int load(tgm_model *m, const load_opts *o)
     return errors;
 }
 
-/* `--tags FILE` / `--runtime DIR` / `--autograd-functions FILE` at argv[*i]: stores the value
+/* `--tags FILE` / `--runtime DIR` / `--autograd-functions FILE` / ... at argv[*i]: stores the value
  * and moves past it. Returns 0 when argv[*i] is none of them, -1 when its value is missing. */
 static int load_option(int argc, char **argv, int *i, load_opts *o)
 {
@@ -165,6 +193,8 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
                         : !strcmp(argv[*i], "--namespace")          ? &o->ns
                         : !strcmp(argv[*i], "--import")             ? &o->import
+                        : !strcmp(argv[*i], "--torch-version")      ? &o->torch_version
+                        : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
                                                                     : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
@@ -302,6 +332,7 @@ static int run_check(int argc, char **argv, const char *argv0)
             if (lo.derivs) printf(", %d/%d formulas parsed", parsed, total);
             printf("\n");
             print_other_keys(&m);
+            tgm_print_reading(&m);
             /* What --strict could not check, so that a clean check is not mistaken for more
              * than it is: formulas using types without a C mapping, entries of operators
              * without a C view; and what it checked but --gen cannot generate yet. */

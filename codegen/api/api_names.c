@@ -184,6 +184,7 @@ static const char *result_word(tga_kind k)
     switch (k) {
     case TGA_TENSOR: return NULL;
     case TGA_TENSOR_LIST: return "tensorlist";
+    case TGA_OPT_TENSOR: return "opttensor";
     case TGA_INT: return "int";
     case TGA_DOUBLE: return "float";
     case TGA_BOOL: return "bool";

@@ -55,6 +55,9 @@ static int build_args(tgm_arena *a, tga_op *op)
 static tga_kind ret_kind(const tgm_type *t, bool in_tuple)
 {
     tga_kind k = tga_type_kind(t);
+    /* A Tensor? in a tuple (torchaudio's `-> (Tensor, Tensor?)`): NULL when absent. Alone it
+     * could not be told from an error, which is NULL too. */
+    if (k == TGA_OPT_TENSOR) return in_tuple ? k : TGA_UNSUPPORTED;
     if (!tga_kind_is_result(k) || (k == TGA_INT_LIST && in_tuple)) return TGA_UNSUPPORTED;
     return k;
 }
@@ -78,8 +81,11 @@ static int build_rets(tgm_arena *a, tga_op *op)
         op->rets[i].kind = ret_kind(&r->type, s->nrets > 1);
         op->rets[i].name = named ? tga_ident(a, r->name) : tgs_fmt(a, "r%d", i);
         if (op->rets[i].kind == TGA_UNSUPPORTED) {
-            tgm_error(r->loc, "return type '%s' of '%s' has no C mapping in tgen",
-                      tga_type_text(a, &r->type), s->full_name);
+            tgm_error(r->loc, "return type '%s' of '%s' has no C mapping in tgen%s",
+                      tga_type_text(a, &r->type), s->full_name,
+                      tga_type_kind(&r->type) == TGA_OPT_TENSOR
+                          ? " (a 'Tensor?' is returned only in a tuple, where NULL means absent)"
+                          : "");
             errors++;
         }
     }

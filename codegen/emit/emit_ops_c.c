@@ -103,7 +103,7 @@ static const char *call_and_return(tge_ctx *c, const tga_op *op)
         } else {
             for (int r = 0; r < op->nrets; r++) {
                 const char *f = op->rets[r].name;
-                if (op->rets[r].kind == TGA_TENSOR)
+                if (op->rets[r].kind == TGA_TENSOR || op->rets[r].kind == TGA_OPT_TENSOR)
                     tgs_printf(&b, "tg_r.%s = tg__track_result(tg_r.%s);\n", f, f);
                 else if (op->rets[r].kind == TGA_TENSOR_LIST)
                     tgs_printf(&b, "if (tg_r.%s.data) tg_r.%s = tg_scope_track_list(tg_r.%s);\n", f,

@@ -41,6 +41,7 @@ typedef struct tgm_parse_ctx {
     tgm_model *m;
     tgm_arena *a;
     tgm_yaml_doc *d;
+    bool sectioned; /* the file is sectioned: derivatives entries have `version:` */
 } tgm_parse_ctx;
 /* Loads `path` and calls entry(c, item) for each item of its top-level list, with c naming m
  * and the loaded file. A root that is not a list is reported as "expected a list of
@@ -70,6 +71,27 @@ bool tgm__node_bool(const tgm_yaml_doc *d, const yaml_node_t *n, const char *fie
  * array. Reports an error for other shapes or empty items; returns the count or -1. */
 int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, const char *field,
                     const char ***out, tgm_loc **locs);
+
+/* ---- fields read as data (data_fields.c) ---- */
+/* Whether `name` is a native entry's field tensorgen reads as data (an older PyTorch's, a
+ * vendor's); if so checks the value's shape (reporting errors) and counts it. */
+bool tgm__data_field(tgm_parse_ctx *c, const char *name, const yaml_node_t *v);
+/* Whether `name` is one of op-plugin's per-entry version fields (`op_api:`, `acl_op:`, ...). */
+bool tgm__is_version_field(const char *name);
+
+/* ---- sectioned files (parse_sections.c) ---- */
+/* A spec file whose root is a mapping of sections (op-plugin's `all_version:`, `official:`,
+ * `custom:`, ..., `backward:`): each section's entries go to entry(), those whose versions
+ * exclude the chosen PyTorch version (m->reading) skipped. A mapping that is no sectioned file
+ * is reported as tgm__parse_entries reports a root that is not a list. */
+void tgm__parse_sections(tgm_parse_ctx *c, const yaml_node_t *root, const char *first_key,
+                         void (*entry)(tgm_parse_ctx *c, const yaml_node_t *item));
+
+/* ---- namespaces (namespaces.c) ---- */
+/* Checks that the entries are the library's (m->ns) and makes them so; with --only-namespace
+ * (m->reading.only_ns) first drops the other namespaces' entries. A file mixing namespaces
+ * without it is one error. Returns the number of errors. */
+int tgm__check_namespaces(tgm_model *m);
 
 /* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count;
  * model.c). */

@@ -317,6 +317,22 @@ typedef struct tgm_derivative {
 } tgm_derivative;
 
 /* The whole model: both files. */
+/* What tgen was asked to choose from the files and what it read without compiling it, for
+ * --check's summary (spec/parse_sections.c, spec/namespaces.c, spec/data_fields.c). */
+typedef struct tgm_reading {
+    const char *torch_version;    /* --torch-version: the PyTorch version a sectioned file's
+                                * entries are chosen for; NULL: each file's newest */
+    const char *only_ns;          /* --only-namespace: the namespace whose entries are taken from a
+                                * file that mixes several; NULL: none (one namespace a file) */
+    const char *version_used;     /* the version chosen (the last sectioned file's) */
+    bool versioned;               /* a file read had `all_version:` */
+    int version_skipped;          /* entries whose versions exclude version_used */
+    int restated;                 /* `symint:` / `autograd:` entries restating a definition */
+    int ns_skipped;               /* entries of other namespaces than only_ns */
+    const char *ns_skipped_names; /* "aten 4, et_copy 2" */
+    int *data_fields;             /* per field of data_fields.c's table: entries that have it */
+} tgm_reading;
+
 typedef struct tgm_model {
     tgm_arena *arena;
     /* The operator library generated (`--namespace`): its operators' namespace and the prefix
@@ -342,6 +358,7 @@ typedef struct tgm_model {
     struct tgm_name_map *tags;
     const char *autograd_functions; /* the autograd vocabulary file the formula checker reads
                                       * (formula.h, tgf_vocab), or NULL */
+    tgm_reading reading;            /* what the readers chose, skipped or took as data */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
@@ -365,6 +382,10 @@ int tgm_parse_schema(tgm_arena *a, const char *text, tgm_loc loc, tgm_schema *ou
 /* Cross-entry validation: kinds, duplicate overloads, delegate/autogen targets, derivative
  * names with no matching schema, variants consistency. Returns the number of errors. */
 int tgm_validate(tgm_model *m);
+
+/* --check's summary lines for m->reading: the fields read as data, the entries of other
+ * versions or namespaces skipped, the restating entries (nothing when there are none). */
+void tgm_print_reading(const tgm_model *m);
 
 tgm_func *tgm_find_func(const tgm_model *m, const char *full_name); /* NULL when absent */
 /* The schema in canonical form (`add.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) ->

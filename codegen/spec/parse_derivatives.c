@@ -175,6 +175,7 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
         const char *key = tgm__field_name(c->d, pairs, p, NULL);
         if (!key) continue;
+        if (c->sectioned && !strcmp(key, "version")) continue; /* parse_sections.c's */
         if (!strcmp(key, "name")) name = tgm__yaml_node(c->d, p->value);
         else if (!strcmp(key, "dispatch")) dispatch = tgm__yaml_node(c->d, p->key);
         else if (strcmp(key, "output_differentiability") && !first_formula)
@@ -198,7 +199,9 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
     int fcap = 0, rcap = 0, ncap = 0;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
         yaml_node_t *k = tgm__yaml_node(c->d, p->key), *v = tgm__yaml_node(c->d, p->value);
-        if (k->type != YAML_SCALAR_NODE || !strcmp(tgm__scalar(k), "name")) continue;
+        if (k->type != YAML_SCALAR_NODE || !strcmp(tgm__scalar(k), "name") ||
+            (c->sectioned && !strcmp(tgm__scalar(k), "version")))
+            continue;
         if (!strcmp(tgm__scalar(k), "output_differentiability")) parse_output_diff(c, dv, v);
         else if (!strcmp(tgm__scalar(k), "dispatch"))
             parse_dispatch(c, dv, ok, v, &fcap, &rcap, &ncap);

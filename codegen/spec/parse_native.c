@@ -329,14 +329,25 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
     }
 }
 
-/* Checks the keys of an entry (strings, known, not repeated); returns the `func` value node. */
+static bool is_known_field(const char *key)
+{
+    for (int i = 0; known_fields[i]; i++)
+        if (!strcmp(known_fields[i], key)) return true;
+    return false;
+}
+
+/* Checks the keys of an entry (strings, known or read as data (data_fields.c), not repeated);
+ * returns the `func` value node. */
 static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     yaml_node_t *func = NULL;
     yaml_node_pair_t *pairs = entry->data.mapping.pairs.start, *end = entry->data.mapping.pairs.top;
     for (yaml_node_pair_t *p = pairs; p < end; p++) {
-        const char *key = tgm__field_name(c->d, pairs, p, known_fields);
-        if (key && !strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
+        const char *key = tgm__field_name(c->d, pairs, p, NULL);
+        if (!key) continue;
+        if (!strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
+        else if (!is_known_field(key) && !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
+            tgm_error(tgm__node_loc(c->d, tgm__yaml_node(c->d, p->key)), "unknown field '%s'", key);
     }
     return func;
 }

@@ -51,12 +51,31 @@ static bool parse_alias(parser *p, tgm_alias *al)
     return tgm__sp_expect(p, ')', "to close the alias annotation");
 }
 
+/* The schema language's spelling of a C++ type a schema wrote instead (TensorPlay's
+ * `int64_t`), for the error; NULL when there is none. */
+static const char *schema_spelling(const char *text, size_t len)
+{
+    static const char *const cpp[][2] = {
+        { "int64_t", "int" },  { "int32_t", "int" },       { "long", "int" },
+        { "double", "float" }, { "DType", "ScalarType" },  { "Dtype", "ScalarType" },
+        { "string", "str" },   { "IntArrayRef", "int[]" }, { "TensorList", "Tensor[]" },
+        { "Boolean", "bool" },
+    };
+    for (size_t i = 0; i < sizeof cpp / sizeof cpp[0]; i++)
+        if (strlen(cpp[i][0]) == len && !strncmp(cpp[i][0], text, len)) return cpp[i][1];
+    return NULL;
+}
+
 static bool parse_type(parser *p, tgm_type *ty)
 {
     memset(ty, 0, sizeof *ty);
     if (p->t.kind != T_IDENT)
         return tgm__sp_fail(p, p->t.off, "expected a type, found %s", tgm__sp_found(p));
     tgm_base b = tgm__base_named(p->s + p->t.off, p->t.len); /* an identifier (above) */
+    const char *instead = schema_spelling(p->s + p->t.off, p->t.len);
+    if (b == TGM_BASE_COUNT && instead)
+        return tgm__sp_fail(p, p->t.off, "unknown type '%.*s' (the schema language writes '%s')",
+                            (int)p->t.len, p->s + p->t.off, instead);
     if (b == TGM_BASE_COUNT)
         return tgm__sp_fail(p, p->t.off, "unknown type '%.*s'", (int)p->t.len, p->s + p->t.off);
     ty->base = b;

@@ -101,6 +101,10 @@ bool tgm__sp_next(parser *p)
         p->t.ch = c;
         p->t.len = 1;
     } else {
+        if (c == '{')
+            return tgm__sp_fail(p, i,
+                                "unexpected character '{' (C++ braces: a list default is "
+                                "written [1, 2], an absent Tensor? None)");
         return tgm__sp_fail(p, i, "unexpected character '%c'", c);
     }
     p->pos = p->t.off + p->t.len;

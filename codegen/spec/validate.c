@@ -356,31 +356,10 @@ static void check_derivatives(tgm_model *m)
     }
 }
 
-/* A spec is one library's: a namespace written on an entry (`myops::nms(...)`) or a derivative
- * name must be the library's (--namespace), or `aten` for tensorgen's own. Each is then made
- * the library's, so that an unqualified entry of a library's spec belongs to it too. */
-static void check_namespace(const tgm_model *m, tgm_schema *s, const char *what)
-{
-    const char *want = m->ns ? m->ns : "aten";
-    if (s->ns && strcmp(s->ns, want)) {
-        if (m->ns)
-            tgm_error(s->loc, "%s '%s::%s' is not in this library's namespace '%s'", what, s->ns,
-                      s->full_name, m->ns);
-        else
-            tgm_error(s->loc,
-                      "%s '%s::%s' belongs to operator library '%s': generate it with "
-                      "tgen --namespace %s",
-                      what, s->ns, s->full_name, s->ns, s->ns);
-    }
-    s->ns = m->ns;
-}
-
 int tgm_validate(tgm_model *m)
 {
     int before = tgm_error_count();
-    for (int i = 0; i < m->nfuncs; i++) check_namespace(m, &m->funcs[i]->schema, "operator");
-    for (int i = 0; i < m->nderivs; i++)
-        check_namespace(m, &m->derivs[i]->schema, "derivative entry");
+    tgm__check_namespaces(m);
     m->func_index = tgm__map_new(m->arena);
     int nexplicit = m->nfuncs;
     for (int i = 0; i < nexplicit; i++) {

@@ -383,10 +383,12 @@ int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
 {
     int before = tgm_error_count();
     tgm_yaml_doc d;
-    tgm_parse_ctx c = { m, m->arena, &d };
+    tgm_parse_ctx c = { m, m->arena, &d, false };
     if (tgm__yaml_load(m->arena, path, &d)) {
         yaml_node_t *root = yaml_document_get_root_node(&d.doc);
-        if (root && root->type != YAML_SEQUENCE_NODE)
+        if (root && root->type == YAML_MAPPING_NODE)
+            tgm__parse_sections(&c, root, first_key, entry);
+        else if (root && root->type != YAML_SEQUENCE_NODE)
             tgm_error(tgm__node_loc(&d, root), "expected a list of '- %s:' entries, found %s",
                       first_key, tgm__node_kind(root));
         else if (root) for_each_item(&c, root, first_key, entry);

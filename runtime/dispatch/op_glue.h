@@ -167,6 +167,17 @@ static inline TG__UNUSED tg_tensor *tg__boxed_result_tensor(tg_boxed_stack *s, i
     return v && v->tag == TG_IV_TENSOR ? tg__track_result(v->v.t) : NULL;
 }
 
+/* A tuple's Tensor? result: the kernel's reference moves to the stack; NULL is None. */
+static inline TG__UNUSED void tg__push_opt_tensor(tg_boxed_stack *s, tg_tensor *t)
+{
+    tg__push_iv(s, t ? (tg_ivalue){ .tag = TG_IV_TENSOR, .v.t = t }
+                     : (tg_ivalue){ .tag = TG_IV_NONE });
+}
+static inline TG__UNUSED tg_tensor *tg__boxed_result_opt_tensor(tg_boxed_stack *s, int n, int i)
+{
+    return tg__boxed_result_tensor(s, n, i); /* None: NULL */
+}
+
 /* ---- Tensor[] and Tensor?[]: borrowed lists; a Tensor[] has no NULL element, a Tensor?[]'s
  * elements may be None (NULL) ---- */
 
