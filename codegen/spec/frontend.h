@@ -71,6 +71,12 @@ bool tgm__node_bool(const tgm_yaml_doc *d, const yaml_node_t *n, const char *fie
 int tgm__node_names(tgm_arena *a, const tgm_yaml_doc *d, const yaml_node_t *n, const char *field,
                     const char ***out, tgm_loc **locs);
 
+/* One `- func:` entry of native_functions.yaml, parsed into c->m (parse_native.c): what a
+ * backend file's custom operators (codegen/backend/) are read with. */
+void tgm__parse_native_entry(tgm_parse_ctx *c, const yaml_node_t *entry);
+/* Whether `name` is a field of a native_functions.yaml entry. */
+bool tgm__native_field_known(const char *name);
+
 /* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count;
  * model.c). */
 void tgm__add_func(tgm_model *m, tgm_func *f);

@@ -329,6 +329,13 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
     }
 }
 
+bool tgm__native_field_known(const char *name)
+{
+    for (int i = 0; known_fields[i]; i++)
+        if (!strcmp(known_fields[i], name)) return true;
+    return false;
+}
+
 /* Checks the keys of an entry (strings, known, not repeated); returns the `func` value node. */
 static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
@@ -341,7 +348,7 @@ static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
     return func;
 }
 
-static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
+void tgm__parse_native_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     tgm_func *f = tgm_alloc(c->a, sizeof *f);
     f->loc = tgm__node_loc(c->d, entry);
@@ -364,7 +371,7 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 
 int tgm_parse_native_functions(tgm_model *m, const char *path)
 {
-    return tgm__parse_entries(m, path, "func", parse_entry);
+    return tgm__parse_entries(m, path, "func", tgm__parse_native_entry);
 }
 
 int tgm_parse_imports(tgm_model *m, const char *path)
