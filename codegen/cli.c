@@ -73,10 +73,10 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
-    const char *ns, *import; /* --namespace, --import */
-    const char *vocab;       /* --autograd-functions */
+    const char *ns, *import;            /* --namespace, --import */
+    const char *vocab;                  /* --autograd-functions */
     const char *backend, *backend_name; /* --backend, --backend-name (codegen/backend/) */
-    const char *argv0;       /* tgen's own path (the default vocabulary) */
+    const char *argv0;                  /* tgen's own path (the default vocabulary) */
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -365,7 +365,8 @@ static int run_gen(int argc, char **argv, const char *argv0)
     }
     int errors = load(&m, &lo);
     if (!errors && lo.backend)
-        errors = tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
+        errors =
+            tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
     else if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
         errors = tge_emit_all(&m, &o);

@@ -24,10 +24,10 @@ typedef enum tgb_list {
 /* One operator name of a list, resolved by tgb_resolve. */
 typedef struct tgb_name {
     tgm_loc loc;
-    const char *name;      /* "add.Tensor", "npu_format_cast" */
-    const tgm_func *func;  /* the operator it names: the native spec's or a custom one */
-    const char *ns;        /* the custom library it is in, NULL for the native spec's */
-    bool own_schema;       /* given with a schema (`- func: name(...) -> ...`) */
+    const char *name;     /* "add.Tensor", "npu_format_cast" */
+    const tgm_func *func; /* the operator it names: the native spec's or a custom one */
+    const char *ns;       /* the custom library it is in, NULL for the native spec's */
+    bool own_schema;      /* given with a schema (`- func: name(...) -> ...`) */
     const tgm_schema *schema;
 } tgb_name;
 

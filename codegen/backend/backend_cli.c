@@ -37,8 +37,7 @@ void tgb_print_summary(const tgm_model *native, const tgb_backend *b)
     for (int i = 0; i < b->nlibs; i++)
         tgs_list_addf(&libs, a, "%s (%s:) %d", b->libs[i].ns, b->libs[i].section,
                       b->libs[i].model->nfuncs);
-    if (libs.n)
-        printf("custom operators, one library each: %s\n", tgs_list_join(&libs, a, ", "));
+    if (libs.n) printf("custom operators, one library each: %s\n", tgs_list_join(&libs, a, ", "));
     tgs_list vendor = { 0 };
     for (int i = 0; i < b->nvendor; i++)
         tgs_list_addf(&vendor, a, "%s %d", b->vendor[i].key, b->vendor[i].count);

@@ -33,12 +33,38 @@ static int distance(const char *a, const char *b, int limit)
     return row[lb];
 }
 
-const char *tgb_nearest(const char *name, const char *const *names, int n)
+/* Character counts of a name, by the low 6 bits of each byte: the edit distance of two names
+ * is at least half the sum of their counts' differences (an edit changes it by at most 2),
+ * which rules most candidates out before the distance is computed. */
+typedef struct counts {
+    unsigned char c[64];
+} counts;
+
+static counts count(const char *s)
 {
-    int limit = (int)strlen(name) / 2;
-    if (limit < 1) limit = 1;
+    counts h = { { 0 } };
+    for (; *s; s++)
+        if (h.c[*s & 63] < 255) h.c[*s & 63]++;
+    return h;
+}
+
+static int count_bound(const counts *a, const counts *b)
+{
+    int diff = 0;
+    for (int i = 0; i < 64; i++) diff += a->c[i] > b->c[i] ? a->c[i] - b->c[i] : b->c[i] - a->c[i];
+    return (diff + 1) / 2;
+}
+
+/* The nearest of names[0..n) to `name`, at most `limit` edits away; cs: their counts, or
+ * NULL. */
+static const char *nearest(const char *name, const char *const *names, const counts *cs, int n,
+                           int limit)
+{
+    counts h = count(name);
     const char *best = NULL;
     for (int i = 0; i < n && limit >= 0; i++) {
+        counts ci = cs ? cs[i] : count(names[i]);
+        if (count_bound(&h, &ci) > limit) continue;
         int d = distance(name, names[i], limit);
         if (d <= limit) {
             best = names[i];
@@ -48,54 +74,71 @@ const char *tgb_nearest(const char *name, const char *const *names, int n)
     return best;
 }
 
-/* The candidates of suggestions: every overload's full name, and per base name its
- * overloads. */
+static int default_limit(const char *name)
+{
+    int limit = (int)strlen(name) / 3;
+    return limit < 1 ? 1 : limit;
+}
+
+const char *tgb_nearest(const char *name, const char *const *names, int n)
+{
+    return nearest(name, names, NULL, n, default_limit(name));
+}
+
+/* The candidates of suggestions: the base names of the overloads (with their counts), and
+ * per base name its overloads. */
 typedef struct candidates {
-    const char **all;
-    int nall, cap;
-    tgm_name_map *by_base; /* base -> tgs_list * */
+    const char **bases;
+    counts *base_counts;
+    int nbases, cap, counts_cap;
+    tgm_name_map *by_base; /* base -> tgs_list * of full names */
 } candidates;
 
 static void add_candidate(tgm_arena *a, candidates *c, const tgm_func *f)
 {
     const char *full = f->schema.full_name;
-    *TGS_PUSH(a, c->all, c->nall, c->cap) = full;
     const char *dot = strchr(full, '.');
     const char *base = dot ? tgm_strndup(a, full, (size_t)(dot - full)) : full;
     tgs_list *l = tgm__map_get(c->by_base, base);
     if (!l) {
         l = tgm_alloc(a, sizeof *l);
         tgm__map_put(c->by_base, base, l);
+        *TGS_PUSH(a, c->bases, c->nbases, c->cap) = base;
+        c->nbases--;
+        *TGS_PUSH(a, c->base_counts, c->nbases, c->counts_cap) = count(base);
     }
     tgs_list_add(l, a, full);
 }
 
-/* Whether the base name of overload `full` ends with `_<base>`. */
-static bool ends_with_word(const char *full, const char *base, size_t n)
+/* Whether `name` ends with `_<base>`. */
+static bool ends_with_word(const char *name, const char *base, size_t n)
 {
-    const char *dot = strchr(full, '.');
-    size_t len = dot ? (size_t)(dot - full) : strlen(full);
-    return len > n && full[len - n - 1] == '_' && !strncmp(full + len - n, base, n);
+    size_t len = strlen(name);
+    return len > n && name[len - n - 1] == '_' && !strcmp(name + len - n, base);
+}
+
+/* The overload of `base` nearest to `name`, or its first. */
+static const char *overload_of(const candidates *c, const char *base, const char *name)
+{
+    const tgs_list *l = tgm__map_get(c->by_base, base);
+    const char *best = nearest(name, l->items, NULL, l->n, (int)strlen(name));
+    return best ? best : l->items[0];
 }
 
 static const char *suggest(tgm_arena *a, const candidates *c, const char *name)
 {
     const char *dot = strchr(name, '.');
     const char *base = dot ? tgm_strndup(a, name, (size_t)(dot - name)) : name;
-    const tgs_list *same = tgm__map_get(c->by_base, base);
-    if (same) {
-        /* the base is right: the nearest of its overloads, however far */
-        const char *best = tgb_nearest(name, same->items, same->n);
-        return best ? best : same->items[0];
-    }
-    /* A rename adds a prefix (qr: linalg_qr): the shortest overload whose name ends with the
-     * base as a word, else the nearest by edit distance. */
+    if (tgm__map_get(c->by_base, base)) return overload_of(c, base, name); /* the base is right */
+    /* A rename adds a prefix (qr: linalg_qr): the shortest base that ends with this one as a
+     * word, else the nearest base by edit distance; then its overload nearest to the name. */
     size_t n = strlen(base);
     const char *best = NULL;
-    for (int i = 0; i < c->nall; i++)
-        if (ends_with_word(c->all[i], base, n) && (!best || strlen(c->all[i]) < strlen(best)))
-            best = c->all[i];
-    return best ? best : tgb_nearest(name, c->all, c->nall);
+    for (int i = 0; i < c->nbases; i++)
+        if (ends_with_word(c->bases[i], base, n) && (!best || strlen(c->bases[i]) < strlen(best)))
+            best = c->bases[i];
+    if (!best) best = nearest(base, c->bases, c->base_counts, c->nbases, default_limit(base));
+    return best ? overload_of(c, best, name) : NULL;
 }
 
 static const tgm_func *find(const tgm_model *native, tgb_backend *b, tgb_name *n)

@@ -235,8 +235,8 @@ static const struct {
     const char *key;
     tgb_list list;
 } lists[] = {
-    { "supported", TGB_SUPPORTED },       { "aten", TGB_SUPPORTED },  { "autograd", TGB_AUTOGRAD },
-    { "full_codegen", TGB_FULL_CODEGEN }, { "ir_gen", TGB_IR_GEN },   { "symint", TGB_SYMINT },
+    { "supported", TGB_SUPPORTED },       { "aten", TGB_SUPPORTED }, { "autograd", TGB_AUTOGRAD },
+    { "full_codegen", TGB_FULL_CODEGEN }, { "ir_gen", TGB_IR_GEN },  { "symint", TGB_SYMINT },
 };
 
 static void read_root(reader *r, const yaml_node_t *root, const char *name_override,
@@ -248,9 +248,10 @@ static void read_root(reader *r, const yaml_node_t *root, const char *name_overr
     const char *name = name_override ? name_override : v ? scalar_field(r, v, "backend") : NULL;
     if (!name && !v) {
         if (r->b->sectioned)
-            tgm_error(at, "this file (torch_mlu's sectioned form: 'aten:', 'custom:', ...) does not "
-                          "name its backend: give it with --backend-name NAME, or add 'backend: "
-                          "NAME'");
+            tgm_error(at,
+                      "this file (torch_mlu's sectioned form: 'aten:', 'custom:', ...) does not "
+                      "name its backend: give it with --backend-name NAME, or add 'backend: "
+                      "NAME'");
         else
             tgm_error(at, "a backend file needs 'backend: NAME' (the backend's name, e.g. "
                           "'backend: XLA'), beside 'supported:'");
