@@ -441,12 +441,14 @@ TESTOPS      := tests/library/testops
 TESTOPS_GEN  := $(BUILD)/testops
 TESTOPS_SRC  := $(addprefix $(TESTOPS_GEN)/testops_,ops.c register.c boxed.c structured.c autograd.c \
                 register_cuda.c) $(TESTOPS)/testops_kernels.c
-$(TESTOPS_GEN)/stamp: $(wildcard $(TESTOPS)/*.yaml) $(TEMPLATES) $(BUILD)/tgen $(BUILD)/gen.stamp
+$(TESTOPS_GEN)/stamp: $(wildcard $(TESTOPS)/*.yaml) tests/library/counting_backend.yaml $(TEMPLATES) $(BUILD)/tgen $(BUILD)/gen.stamp
 	$(BUILD)/tgen --gen --namespace testops --native $(TESTOPS)/testops.yaml \
 	  --derivatives $(TESTOPS)/testops_derivatives.yaml --templates templates \
 	  --import generated/tensorgen_api.yaml --out $(TESTOPS_GEN) >/dev/null
+	$(BUILD)/tgen --gen --backend tests/library/counting_backend.yaml \
+	  --native specs/native_functions.yaml --templates templates --out $(TESTOPS_GEN) >/dev/null
 	@touch $@
-$(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC)): $(TESTOPS_GEN)/stamp
+$(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC)) $(TESTOPS_GEN)/counting_backend_register.c: $(TESTOPS_GEN)/stamp
 
 # Every test file links into one Criterion binary (one summary line); the sanitizer flavour
 # links the same tests against the ASan+UBSan library. Leaks fail through LeakSanitizer and
@@ -465,7 +467,9 @@ TEST_CFLAGS := $(CSTD) -g $(WARN) -fopenmp -I$(TESTOPS_GEN) $(INCLUDES) -Itests 
 TEST_LIBS := -lcriterion -lcjson
 
 TEST_ALL_SRC    := $(TEST_SRC) $(TEST_COMMON) $(filter-out $(TESTOPS_GEN)/%,$(TESTOPS_SRC))
-TESTOPS_GEN_SRC := $(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC))
+# The counting backend of tests/library/test_backend.c is generated there too, from
+# tests/library/counting_backend.yaml (tgen --gen --backend).
+TESTOPS_GEN_SRC := $(filter $(TESTOPS_GEN)/%,$(TESTOPS_SRC)) $(TESTOPS_GEN)/counting_backend_register.c
 test_objs = $(TEST_ALL_SRC:%.c=$(BUILD)/tests/$(1)/%.o) \
             $(TESTOPS_GEN_SRC:$(TESTOPS_GEN)/%.c=$(BUILD)/tests/$(1)/testops/%.o)
 TEST_OBJ        := $(call test_objs,obj)

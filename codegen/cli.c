@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "backend/backend.h"
 #include "cli.h"
 #include "emit/emit.h"
 #include "formula/formula.h"
@@ -22,6 +23,9 @@ static const char usage[] =
     "                  [--tags TAGS.yaml] [--runtime DIR] [--autograd-functions FILE]\n"
     "                  [--namespace NS [--import API.yaml]] [--only-namespace NS]\n"
     "                  [--torch-version V] [--templates DIR] --out DIR [--docs DIR]\n"
+    "       tgen --check --backend FILE [--backend-name NAME] NATIVE.yaml\n"
+    "       tgen --gen --backend FILE [--backend-name NAME] --native NATIVE.yaml\n"
+    "                  [--templates DIR] --out DIR\n"
     "       tgen --help\n"
     "\n"
     "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
@@ -54,6 +58,14 @@ static const char usage[] =
     "  --import  with --namespace: tensorgen's operators, which the library's formulas may\n"
     "            call (default: tensorgen_api.yaml of the installed tensorgen, or of the tree\n"
     "            tgen was built in)\n"
+    "  --backend FILE\n"
+    "            a backend file (torchgen's backend YAML: backend:, supported:, ...; or\n"
+    "            torch_mlu's aten:/custom: sections): its operator names are checked against\n"
+    "            NATIVE.yaml; --gen writes NAME_backend.h (its kernels' prototypes),\n"
+    "            NAME_backend_register.c and a library per custom section\n"
+    "            (docs/extending.md, \"A backend of your own\")\n"
+    "  --backend-name NAME\n"
+    "            the backend's name, for a file that gives none (torch_mlu's)\n"
     "  --templates\n"
     "            the templates (default: those of the installed tensorgen, or of the tree)\n"
     "  --autograd-functions FILE\n"
@@ -72,6 +84,7 @@ typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
     const char *ns, *import;             /* --namespace, --import */
     const char *vocab;                   /* --autograd-functions */
+    const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
@@ -195,6 +208,8 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--import")             ? &o->import
                         : !strcmp(argv[*i], "--torch-version")      ? &o->torch_version
                         : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
+                        : !strcmp(argv[*i], "--backend")            ? &o->backend
+                        : !strcmp(argv[*i], "--backend-name")       ? &o->backend_name
                                                                     : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
@@ -321,6 +336,11 @@ static int run_check(int argc, char **argv, const char *argv0)
     }
     lo.validate_anyway = strict && lo.derivs;
     int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
+    if (lo.backend) {
+        if (!errors) errors = tgb_cli_check(&m, lo.backend, lo.backend_name, lo.native);
+        tgm_arena_free(m.arena);
+        return errors ? 1 : 0;
+    }
     if ((!errors || lo.validate_anyway) && strict)
         errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
@@ -390,7 +410,10 @@ static int run_gen(int argc, char **argv, const char *argv0)
         return 2;
     }
     int errors = load(&m, &lo);
-    if (!errors) {
+    if (!errors && lo.backend)
+        errors =
+            tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
+    else if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
         errors = tge_emit_all(&m, &o);
     }

@@ -93,6 +93,12 @@ void tgm__parse_sections(tgm_parse_ctx *c, const yaml_node_t *root, const char *
  * without it is one error. Returns the number of errors. */
 int tgm__check_namespaces(tgm_model *m);
 
+/* One `- func:` entry of native_functions.yaml, parsed into c->m (parse_native.c): what a
+ * backend file's custom operators (codegen/backend/) are read with. */
+void tgm__parse_native_entry(tgm_parse_ctx *c, const yaml_node_t *entry);
+/* Whether `name` is a field of a native_functions.yaml entry. */
+bool tgm__native_field_known(const char *name);
+
 /* Appends to m->funcs / m->derivs (arrays of pointers whose capacity follows the count;
  * model.c). */
 void tgm__add_func(tgm_model *m, tgm_func *f);

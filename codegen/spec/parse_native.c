@@ -329,15 +329,14 @@ static void parse_field(tgm_parse_ctx *c, tgm_func *f, const char *key, const ya
     }
 }
 
-static bool is_known_field(const char *key)
+bool tgm__native_field_known(const char *name)
 {
     for (int i = 0; known_fields[i]; i++)
-        if (!strcmp(known_fields[i], key)) return true;
+        if (!strcmp(known_fields[i], name)) return true;
     return false;
 }
 
-/* Checks the keys of an entry (strings, known or read as data (data_fields.c), not repeated);
- * returns the `func` value node. */
+/* Checks the keys of an entry (strings, known or read as data (data_fields.c), not repeated); returns the `func` value node. */
 static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     yaml_node_t *func = NULL;
@@ -346,13 +345,13 @@ static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
         const char *key = tgm__field_name(c->d, pairs, p, NULL);
         if (!key) continue;
         if (!strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
-        else if (!is_known_field(key) && !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
+        else if (!tgm__native_field_known(key) && !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
             tgm_error(tgm__node_loc(c->d, tgm__yaml_node(c->d, p->key)), "unknown field '%s'", key);
     }
     return func;
 }
 
-static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
+void tgm__parse_native_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     tgm_func *f = tgm_alloc(c->a, sizeof *f);
     f->loc = tgm__node_loc(c->d, entry);
@@ -375,7 +374,7 @@ static void parse_entry(tgm_parse_ctx *c, const yaml_node_t *entry)
 
 int tgm_parse_native_functions(tgm_model *m, const char *path)
 {
-    return tgm__parse_entries(m, path, "func", parse_entry);
+    return tgm__parse_entries(m, path, "func", tgm__parse_native_entry);
 }
 
 int tgm_parse_imports(tgm_model *m, const char *path)

@@ -1,7 +1,9 @@
 /* A device backend registered at run time (PyTorch's PrivateUse1, tg_library.h), written the
  * way a backend author would, with the public API only: "counting", whose memory is host
  * memory, counts every operator call that reaches its fallback and forwards it to the CPU
- * kernels (tg_call_boxed_cpu). The results must be the CPU's, on the backend's device;
+ * kernels (tg_call_boxed_cpu). It is declared by tests/library/counting_backend.yaml: tgen
+ * generates its registration (counting_backend_register) and the prototype of its one kernel,
+ * counting_add, which the compiler checks against the definition below. The results must be the CPU's, on the backend's device;
  * composite operators decompose before reaching it; kernels registered for its key win over
  * the fallback; autograd runs through it; and misuse gets errors naming what is wrong. */
 #include <criterion/criterion.h>
@@ -10,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "counting_backend.h"
 #include "tensorgen.h"
 #include "kt_util.h"
 
@@ -76,13 +79,12 @@ static int counting_fallback(const tg_op_entry *op, tg_keyset keys, tg_boxed_sta
 
 static int total_calls;
 
-/* Registers the backend and its fallback; its device type (= its dispatch key). */
+/* Registers the backend, its kernel (add.Tensor) and its fallback through the generated
+ * registration; its device type (= its dispatch key). */
 static int counting_backend(void)
 {
-    int type = tg_backend_register("counting", &counting_hooks);
+    int type = counting_backend_register(&counting_hooks, counting_fallback, &total_calls);
     cr_assert(type >= TG_KEY_BACKEND_FIRST && type <= TG_KEY_BACKEND_LAST, "%s", tg_last_error());
-    cr_assert_eq(tg_register_fallback(type, counting_fallback, &total_calls), 0, "%s",
-                 tg_last_error());
     return type;
 }
 
@@ -110,14 +112,14 @@ Test(backend, operators_reach_the_fallback_and_run_on_the_cpu)
     tg_tensor *a = tg_to_device(a_cpu, dev), *b = tg_to_device(b_cpu, dev);
     cr_assert(a && b, "%s", tg_last_error());
     cr_expect_eq(tg_tensor_device(a).type, type);
-    tg_tensor *c = tg_add(a, b, .alpha = 2);
-    expect_values(c, (double[]){ 21, 42, 63 }, 3, 0);
+    tg_tensor *c = tg_sub(a, b, .alpha = 2);
+    expect_values(c, (double[]){ -19, -38, -57 }, 3, 0);
     cr_expect_eq(tg_tensor_device(c).type, type, "the result is on the backend's device");
-    cr_expect_eq(count_of("add.Tensor"), 1);
+    cr_expect_eq(count_of("sub.Tensor"), 1);
     /* in place: the device tensor itself is written and returned */
     tg_tensor *r = tg_mul_(c, b);
     cr_expect_eq(r, c);
-    expect_values(c, (double[]){ 210, 840, 1890 }, 3, 0);
+    expect_values(c, (double[]){ -190, -760, -1710 }, 3, 0);
     cr_expect_eq(count_of("mul_.Tensor"), 1);
     /* printing shows the device by the backend's name */
     char *text = tg_tensor_to_string(a);
@@ -144,10 +146,11 @@ Test(backend, composite_operators_decompose_before_the_backend)
     kt_release_all(m, a, b, a_cpu, b_cpu);
 }
 
-/* The backend's own kernels: an unboxed one for add.Tensor (the operator's kernel type) and a
- * boxed one for neg; both win over the fallback. */
+/* The backend's own kernels: an unboxed one for add.Tensor (the operator's kernel type, declared
+ * in the generated counting_backend.h, registered by counting_backend_register) and a boxed one
+ * for neg, registered by hand; both win over the fallback. */
 static int nadd, nneg;
-static tg_tensor *counting_add(tg_tensor *self, tg_tensor *other, double alpha)
+tg_tensor *counting_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
     nadd++;
     tg_tensor *s = tg_to_device(self, TG_DEVICE_CPU), *o = tg_to_device(other, TG_DEVICE_CPU);
@@ -167,8 +170,6 @@ static int counting_neg(const tg_op_entry *op, tg_keyset keys, tg_boxed_stack *s
 Test(backend, kernels_registered_for_the_key_win)
 {
     int type = counting_backend();
-    cr_assert_eq(tg_register_kernel("add.Tensor", type, (tg_fnptr)counting_add), 0, "%s",
-                 tg_last_error());
     cr_assert_eq(tg_register_boxed_kernel("aten::neg", type, counting_neg, NULL), 0, "%s",
                  tg_last_error());
     tg_device dev = TG_DEVICE_OF(type, 0);
@@ -260,7 +261,11 @@ Test(backend, registration_errors)
     cr_expect_eq(tg_register_kernel("add.Tensor", TG_KEY_CPU, (tg_fnptr)counting_add), -1);
     cr_expect_str_eq(tg_last_error(), "add.Tensor: a kernel for key CPU is already registered");
     tg_clear_error();
-    cr_assert_eq(tg_register_kernel("add.Tensor", type, (tg_fnptr)counting_add), 0);
+    /* counting_backend_register registered add.Tensor's kernel already */
+    cr_expect_eq(tg_register_kernel("add.Tensor", type, (tg_fnptr)counting_add), -1);
+    cr_expect_str_eq(tg_last_error(),
+                     "add.Tensor: a kernel for key counting is already registered");
+    tg_clear_error();
     cr_expect_eq(tg_register_boxed_kernel("add.Tensor", type, counting_neg, NULL), -1);
     cr_expect_str_eq(tg_last_error(),
                      "add.Tensor: a kernel for key counting is already registered");
