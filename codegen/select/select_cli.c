@@ -10,9 +10,10 @@
 
 static int read_and_resolve(const tgm_model *m, const char *path, tgk_list *l)
 {
+    /* the entries that read well are resolved even when others did not: a name's error does
+     * not follow from another entry's */
     int errors = tgk_read(m->arena, path, l);
-    if (!errors) errors = tgk_resolve(m, l);
-    return errors;
+    return errors + tgk_resolve(m, l);
 }
 
 /* "et_copy 2, dim_order_ops 3": the custom operators per namespace (aten: no namespace). */

@@ -192,8 +192,10 @@ static void read_kernels(tgm_parse_ctx *c, tgk_list *l, tgk_entry *e, const yaml
                              *tgm__scalar(meta)))) {
             tgm_error(tgm__node_loc(c->d, meta),
                       "arg_meta must be null or a mapping of arguments to [type alias, dim-order "
-                      "alias], not %s",
-                      tgm__node_kind(meta));
+                      "alias], not %s%s%s",
+                      meta->type == YAML_SCALAR_NODE ? "'" : "",
+                      meta->type == YAML_SCALAR_NODE ? tgm__scalar(meta) : tgm__node_kind(meta),
+                      meta->type == YAML_SCALAR_NODE ? "'" : "");
             continue;
         }
         tgk_kernel *slot = TGS_PUSH(c->a, e->kernels, e->nkernels, cap);
