@@ -75,7 +75,8 @@ typedef struct load_opts {
     const char *ns, *import; /* --namespace, --import */
     const char *vocab;       /* --autograd-functions */
     const char *argv0;       /* tgen's own path (the default vocabulary) */
-    const char *select, *select_objects; /* --select LIST, --select-objects NM (select/) */
+    /* --select LIST, --select-objects NM (codegen/select/) */
+    const char *select, *select_objects;
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -363,8 +364,8 @@ static int run_gen(int argc, char **argv, const char *argv0)
     int errors = load(&m, &lo);
     if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
-        errors = lo.select ? tgk_cli_gen(&m, lo.select, lo.select_objects, &o)
-                           : tge_emit_all(&m, &o);
+        errors =
+            lo.select ? tgk_cli_gen(&m, lo.select, lo.select_objects, &o) : tge_emit_all(&m, &o);
     }
     if (!errors && verbose) print_other_keys(&m);
     tgm_arena_free(m.arena);

@@ -20,11 +20,11 @@ typedef struct tgk_kernel {
 
 /* One entry of the list. */
 typedef struct tgk_entry {
-    tgm_loc loc;              /* where the operator's name starts */
-    const char *name;         /* "add.out" (an `aten::` prefix dropped) */
-    bool is_func;             /* declared with `- func:` (else `- op:` or a plain line) */
-    const tgm_func *core;     /* the core operator it selects; NULL for a custom operator */
-    tgm_func *custom;         /* `- func:` of an operator the core spec lacks, parsed */
+    tgm_loc loc;          /* where the operator's name starts */
+    const char *name;     /* "add.out" (an `aten::` prefix dropped) */
+    bool is_func;         /* declared with `- func:` (else `- op:` or a plain line) */
+    const tgm_func *core; /* the core operator it selects; NULL for a custom operator */
+    tgm_func *custom;     /* `- func:` of an operator the core spec lacks, parsed */
     tgk_kernel *kernels;
     int nkernels;
 } tgk_entry;
@@ -34,8 +34,8 @@ typedef struct tgk_list {
     bool yaml; /* the kernel-library form (a .yaml/.yml file), else a plain list */
     tgk_entry *entries;
     int n, cap;
-    int nmeta;     /* kernels with an arg_meta mapping (dtype / dim-order specific) */
-    int naliases;  /* type_alias and dim_order_alias definitions */
+    int nmeta;    /* kernels with an arg_meta mapping (dtype / dim-order specific) */
+    int naliases; /* type_alias and dim_order_alias definitions */
     /* Native fields the form allows and tensorgen does not act on here (`tags`, `variants`,
      * `dispatch`, ...), each with its count: accepted as data, reported once. */
     const char *data_fields[12];

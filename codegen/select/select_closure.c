@@ -21,9 +21,10 @@
 
 /* The operators runtime/autograd/engine_ops.h is written with (emit_autograd.c's engine_ops):
  * a library that keeps autograd keeps them. */
-static const char *const engine_ops[] = { "zeros", "sum.dim_IntList", "reshape",   "to.dtype",
-                                          "add.Tensor", "view",        "sub.Tensor", "neg",
-                                          "copy_",      "clone",       "ones_like" };
+static const char *const engine_ops[] = {
+    "zeros", "sum.dim_IntList", "reshape", "to.dtype", "add.Tensor", "view", "sub.Tensor",
+    "neg",   "copy_",           "clone",   "ones_like"
+};
 
 typedef struct object {
     const char *path;

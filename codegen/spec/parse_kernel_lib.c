@@ -106,8 +106,8 @@ static tgm_name_map *read_aliases(tgm_parse_ctx *c, tgk_list *l, const yaml_node
 
 /* The argument names a kernel's arg_meta may use: the schema's, when known here (a `- func:`),
  * else checked against the core's in select_resolve.c (NULL). */
-static void read_arg_meta(tgm_parse_ctx *c, tgk_list *l, const yaml_node_t *v,
-                          tgm_name_map *types, tgm_name_map *orders, const tgm_schema *s)
+static void read_arg_meta(tgm_parse_ctx *c, tgk_list *l, const yaml_node_t *v, tgm_name_map *types,
+                          tgm_name_map *orders, const tgm_schema *s)
 {
     l->nmeta++;
     for (yaml_node_pair_t *p = v->data.mapping.pairs.start; p < v->data.mapping.pairs.top; p++) {
@@ -115,12 +115,12 @@ static void read_arg_meta(tgm_parse_ctx *c, tgk_list *l, const yaml_node_t *v,
         const char *arg = tgm__key_text(c->d, k, "arg_meta keys");
         if (!arg) continue;
         if (s && tgm_schema_arg_index(s, arg) < 0) {
-            tgm_error(tgm__node_loc(c->d, k), "arg_meta names '%s', which is not an argument of '%s'",
-                      arg, s->full_name);
+            tgm_error(tgm__node_loc(c->d, k),
+                      "arg_meta names '%s', which is not an argument of '%s'", arg, s->full_name);
             continue;
         }
-        const yaml_node_item_t *it = val->type == YAML_SEQUENCE_NODE ? val->data.sequence.items.start
-                                                                     : NULL;
+        const yaml_node_item_t *it =
+            val->type == YAML_SEQUENCE_NODE ? val->data.sequence.items.start : NULL;
         if (!it || val->data.sequence.items.top - it != 2) {
             tgm_error(tgm__node_loc(c->d, val),
                       "arg_meta of '%s' must be [type alias, dim-order alias], not %s", arg,
@@ -145,7 +145,8 @@ static void read_kernels(tgm_parse_ctx *c, tgk_list *l, tgk_entry *e, const yaml
 {
     const yaml_node_t *v = field(c, entry, "kernels");
     tgm_name_map *types = read_aliases(c, l, field(c, entry, "type_alias"), "type_alias");
-    tgm_name_map *orders = read_aliases(c, l, field(c, entry, "dim_order_alias"), "dim_order_alias");
+    tgm_name_map *orders =
+        read_aliases(c, l, field(c, entry, "dim_order_alias"), "dim_order_alias");
     if (!v) return;
     if (v->type != YAML_SEQUENCE_NODE) {
         tgm_error(tgm__node_loc(c->d, v),
@@ -160,8 +161,8 @@ static void read_kernels(tgm_parse_ctx *c, tgk_list *l, tgk_entry *e, const yaml
          it++) {
         yaml_node_t *k = tgm__yaml_node(c->d, *it);
         if (k->type != YAML_MAPPING_NODE) {
-            tgm_error(tgm__node_loc(c->d, k), "a kernel must be a mapping with 'kernel_name', not %s",
-                      tgm__node_kind(k));
+            tgm_error(tgm__node_loc(c->d, k),
+                      "a kernel must be a mapping with 'kernel_name', not %s", tgm__node_kind(k));
             continue;
         }
         bool bad = false;
@@ -302,7 +303,8 @@ int tgk_read(tgm_arena *a, const char *path, tgk_list *out)
 {
     *out = (tgk_list){ .path = path };
     size_t n = strlen(path);
-    out->yaml = (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
+    out->yaml =
+        (n > 5 && !strcmp(path + n - 5, ".yaml")) || (n > 4 && !strcmp(path + n - 4, ".yml"));
     if (!out->yaml) return read_plain(a, path, out);
     kl_ctx k = { .m = { .arena = a }, .l = out };
     return tgm__parse_entries(&k.m, path, "op", parse_entry);

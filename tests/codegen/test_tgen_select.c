@@ -41,20 +41,28 @@ static bool has_row(const char *op_list, const char *name)
 Test(tgen_select, gen_writes_the_closure_only)
 {
     char *dir = tgen_tmpdir("select");
-    const char *args[] = { "--gen",         "--select",        "tests/build/select/ops.txt",
-                           "--native",      "specs/native_functions.yaml",
-                           "--derivatives", "specs/derivatives.yaml",
-                           "--runtime",     "runtime",
-                           "--templates",   "templates",
-                           "--out",         dir,
+    const char *args[] = { "--gen",
+                           "--select",
+                           "tests/build/select/ops.txt",
+                           "--native",
+                           "specs/native_functions.yaml",
+                           "--derivatives",
+                           "specs/derivatives.yaml",
+                           "--runtime",
+                           "runtime",
+                           "--templates",
+                           "templates",
+                           "--out",
+                           dir,
                            NULL };
     tgen_result r = tgen_run(args);
     cr_assert_eq(r.status, 0, "stderr: %s", r.err);
     cr_expect(strstr(r.out, "tgen: selected 4 operators: "), "%s", r.out);
     char *list = tgen_read_out(dir, "tg_op_list.h");
     /* selected; the delegate of add.Tensor; what mul's and relu's formulas call; the engine's */
-    const char *present[] = { "add.Tensor", "mul.Tensor", "sum.dim_IntList", "relu", "add.out",
-                              "threshold_backward", "zeros", "ones_like", "clone" };
+    const char *present[] = { "add.Tensor", "mul.Tensor", "sum.dim_IntList",
+                              "relu",       "add.out",    "threshold_backward",
+                              "zeros",      "ones_like",  "clone" };
     for (size_t i = 0; i < sizeof present / sizeof *present; i++)
         cr_expect(has_row(list, present[i]), "'%s' is missing from the selection", present[i]);
     const char *absent[] = { "conv2d", "softmax.int", "embedding", "matmul", "layer_norm" };
@@ -71,9 +79,16 @@ Test(tgen_select, gen_writes_the_closure_only)
 Test(tgen_select, gen_refuses_custom_operators)
 {
     char *dir = tgen_tmpdir("select_custom");
-    const char *args[] = { "--gen",      "--select",  "tests/codegen/good/kernel_lib.yaml",
-                           "--native",   "specs/native_functions.yaml",
-                           "--templates", "templates", "--out", dir, NULL };
+    const char *args[] = { "--gen",
+                           "--select",
+                           "tests/codegen/good/kernel_lib.yaml",
+                           "--native",
+                           "specs/native_functions.yaml",
+                           "--templates",
+                           "templates",
+                           "--out",
+                           dir,
+                           NULL };
     tgen_result r = tgen_run(args);
     cr_expect_eq(r.status, 1);
     cr_expect_str_eq(r.err,

@@ -9,12 +9,12 @@
 int main(void)
 {
     float av[] = { 1, -2, 3 }, bv[] = { 2, 2, 2 };
-    tg_tensor *a = tg_tensor_set_requires_grad(
-        tg_tensor_from_data(av, (int64_t[]){ 3 }, 1, TG_FLOAT32), true);
+    tg_tensor *a =
+        tg_tensor_set_requires_grad(tg_tensor_from_data(av, (int64_t[]){ 3 }, 1, TG_FLOAT32), true);
     tg_tensor *b = tg_tensor_from_data(bv, (int64_t[]){ 3 }, 1, TG_FLOAT32);
     tg_scope_begin();
     tg_tensor *r = tg_relu(tg_add(tg_mul(a, b), a)); /* relu(a*b + a) = [3, 0, 9] */
-    tg_tensor *s = tg_sum(r);                          /* 12 */
+    tg_tensor *s = tg_sum(r);                        /* 12 */
     int ok = s && tg_backward(s) == 0;
     double total = s ? tg_item(s) : -1;
     tg_scope_end();
