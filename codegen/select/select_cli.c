@@ -97,23 +97,22 @@ int tgk_cli_gen(const tgm_model *m, const char *path, const char *objects, const
 {
     tgk_list l;
     int errors = read_and_resolve(m, path, &l);
-    for (int i = 0; !errors && i < l.n; i++)
-        if (l.entries[i].custom) {
-            tgm_error(l.entries[i].loc,
-                      "'%s' is a custom operator: a selection picks tensorgen's operators; "
-                      "generate custom operators as an operator library (tgen --namespace)",
-                      l.entries[i].name);
-            errors++;
-        }
     tgk_closure cl;
     if (!errors) errors = tgk_close(m, &l, m->nderivs > 0, objects, &cl);
     if (errors) return errors;
     tgm_model r = tgk_reduced_model(m, cl.keep);
     errors = tge_emit_all(&r, o);
     if (!errors && objects) errors = write_objects(m->arena, o->out_dir, &cl);
+    int custom;
+    const char *ns = custom_namespaces(m->arena, &l, &custom);
     if (!errors)
         printf("tgen: selected %d operators: %d of %d core entries (%d through the objects' "
                "calls), %d objects\n",
-               l.n, cl.nkept, m->nfuncs, cl.nfrom_objects, cl.nobjs);
+               l.n - custom, cl.nkept, m->nfuncs, cl.nfrom_objects, cl.nobjs);
+    /* A selection picks tensorgen's operators: the file's own are said once, not generated. */
+    if (!errors && custom)
+        printf("tgen: left out %d custom operators (%s): generate them as an operator library "
+               "(tgen --namespace)\n",
+               custom, ns);
     return errors;
 }

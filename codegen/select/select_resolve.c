@@ -53,7 +53,7 @@ static const char *nearest(const tgm_model *core, const char *name)
         if (d < limit) best = full, limit = d;
     }
     if (best) return best;
-    limit = (int)strlen(name) / 2 + 1;
+    limit = (int)strlen(name) / 3 + 1;
     for (int i = 0; i < core->nfuncs; i++) {
         int d = distance(name, core->funcs[i]->schema.full_name, limit - 1);
         if (d < limit) best = core->funcs[i]->schema.full_name, limit = d;
