@@ -12,7 +12,8 @@
 #      runtime call, as a linker resolves an archive) and generates only that into
 #      $(BUILD)/select/gen/ (never generated/), writing the objects to link to
 #      selected_objects.txt;
-#   3. the generated sources are compiled against $(BUILD)/select/gen/ headers, and archived
+#   3. the generated sources are compiled against $(BUILD)/select/gen/ headers (and 1-2 run
+#      again with their objects among the linked, until the objects to link settle), archived
 #      and linked (-Wl,--no-undefined: anything the closure missed is a link error naming it)
 #      with the selected objects.
 # nn/ (modules, optimizers, data) is left out: it is written over the whole operator set. The
@@ -31,25 +32,37 @@ SEL_TGEN_ARGS = --gen --select $(SELECT) --select-objects $(SEL_DIR)/objects.nm 
 SEL_INCLUDES := -Iruntime -I$(SEL_GEN) -Ikernels/common -Ikernels/cpu -Ikernels
 SEL_CFLAGS    = $(subst -Igenerated ,-I$(SEL_GEN) ,$(subst -Inn ,,$(LIB_CFLAGS)))
 
-.PHONY: select select-lib
+.PHONY: select select-lib select-objs
 ifdef SELECT
 .DEFAULT_GOAL := select
 endif
 
 # Generation runs every time (tgen writes only files whose text changed); the library is then
-# built by a second make, whose wildcards see what tgen wrote.
+# built by a second make, whose wildcards see what tgen wrote. The generated sources need
+# helpers too (a pointwise kernel calls tg__ufunc_cpu_run, in kernels/cpu/ufunc.o), which their
+# objects say only once compiled: so the closure is computed again with those objects among
+# the linked ones, until the objects to link no longer change (two passes, unless the helpers
+# pulled in call operators the first pass did not select).
+SEL_NM = { echo '\# linked'; nm -o $(SEL_LINKED) $$(cat $(SEL_DIR)/gen_objects.txt 2>/dev/null); \
+           echo '\# candidates'; nm -o $(SEL_CANDIDATES); } > $(SEL_DIR)/objects.nm
 select: $(BUILD)/tgen $(SEL_LINKED) $(SEL_CANDIDATES) $(BUILD)/libtensorgen.a $(SO)
 	@test -n "$(SELECT)" || { echo "make select: give SELECT=<operator list or kernel-library .yaml>" >&2; exit 2; }
 	@mkdir -p $(SEL_DIR)
-	@{ echo '# linked'; nm -o $(SEL_LINKED); echo '# candidates'; nm -o $(SEL_CANDIDATES); } > $(SEL_DIR)/objects.nm
-	@$(BUILD)/tgen $(SEL_TGEN_ARGS) | grep -v '^tgen: wrote'
+	@rm -f $(SEL_DIR)/gen_objects.txt
+	@for pass in 1 2 3 4 5 6; do \
+	  $(SEL_NM); \
+	  cat $(SEL_DIR)/gen_objects.txt $(SEL_GEN)/selected_objects.txt > $(SEL_DIR)/before.txt 2>/dev/null; \
+	  $(BUILD)/tgen $(SEL_TGEN_ARGS) | grep -v '^tgen: wrote' > $(SEL_DIR)/tgen.log || { cat $(SEL_DIR)/tgen.log; exit 1; }; \
+	  $(MAKE) --no-print-directory select-objs SELECT=$(SELECT) || exit 1; \
+	  cat $(SEL_DIR)/gen_objects.txt $(SEL_GEN)/selected_objects.txt | cmp -s - $(SEL_DIR)/before.txt && break; \
+	done; cat $(SEL_DIR)/tgen.log
 	@$(MAKE) --no-print-directory select-lib SELECT=$(SELECT)
 
 SEL_C   = $(filter-out %/tg_register_cuda.c,$(wildcard $(SEL_GEN)/*.c)) $(wildcard $(SEL_GEN)/ufunc/*_cpu.c)
 SEL_CAP = $(wildcard $(SEL_GEN)/ufunc/*_cap.c)
 SEL_OBJ = $(SEL_C:$(SEL_GEN)/%.c=$(SEL_DIR)/obj/%.o) \
           $(foreach c,$(CPU_CAPS),$(SEL_CAP:$(SEL_GEN)/%.c=$(SEL_DIR)/obj/cap-$(c)/%.o))
-SEL_LINK_OBJ = $(SEL_OBJ) $(shell cat $(SEL_GEN)/selected_objects.txt 2>/dev/null)
+SEL_LINK_OBJ = $(sort $(SEL_OBJ) $(shell cat $(SEL_GEN)/selected_objects.txt 2>/dev/null))
 
 $(SEL_DIR)/obj/%.o: $(SEL_GEN)/%.c
 	@mkdir -p $(dir $@)
@@ -61,6 +74,10 @@ $$(SEL_DIR)/obj/cap-$(1)/%.o: $$(SEL_GEN)/%.c
 	$$(CC) $$(SEL_CFLAGS) -DTG_CPU_CAP=$(1) $$(CAP_COMMON) $$(CAP_FLAGS_$(1)) $$(DEPFLAGS) -c $$< -o $$@
 endef
 $(foreach c,$(CPU_CAPS),$(eval $(call SEL_CAP_RULE,$(c))))
+
+# The generated sources' objects, and their list for the next pass's symbol table.
+select-objs: $(SEL_OBJ)
+	@printf '%s\n' $(SEL_OBJ) > $(SEL_DIR)/gen_objects.txt
 
 $(SEL_DIR)/libtensorgen.a: $(SEL_OBJ) $(SEL_GEN)/selected_objects.txt
 	@rm -f $@

@@ -90,7 +90,8 @@ static void need_symbol(closure *c, const char *sym)
         return;
     }
     intptr_t at = c->defined_in ? (intptr_t)tgm__map_get(c->defined_in, sym) : 0;
-    if (at) pull(c, &c->objs[at - 1]);
+    /* a linked object is pulled whole after the spec's closure (tgk_close) */
+    if (at && !c->objs[at - 1].linked) pull(c, &c->objs[at - 1]);
 }
 
 /* The operators and vocabulary functions a checked formula calls. */
@@ -229,6 +230,8 @@ int tgk_close(const tgm_model *m, const tgk_list *l, bool with_derivatives, cons
     if (c.ds)
         for (size_t i = 0; i < sizeof engine_ops / sizeof *engine_ops; i++)
             add_name(&c, engine_ops[i]);
+    /* the spec's closure first, so that only what the objects alone need counts as theirs */
+    while (c.nwork) expand(&c, c.work[--c.nwork]);
     for (int i = 0; i < c.nobjs; i++)
         if (c.objs[i].linked) pull(&c, &c.objs[i]);
     while (c.nwork) expand(&c, c.work[--c.nwork]);

@@ -43,4 +43,13 @@ for lib in "$sel/libtensorgen.a" "$sel/libtensorgen.so"; do
     ! grep -qx "$sym" <<<"$defined" || fail "$lib defines $sym, which nothing selected calls"
   done
 done
-echo "select_check: the selected library runs tests/build/select/select_demo.c (static and shared); unselected operators absent"
+
+# Without autograd (no derivatives: no formula's operators, no engine's): smaller, and the
+# forward still runs.
+mk select SELECT=tests/build/select/ops.txt SELECT_AUTOGRAD=0 > "$build/select.log" 2>&1 || { cat "$build/select.log" >&2; fail "the selective build without autograd failed"; }
+grep '^tgen: selected' "$build/select.log"
+# shellcheck disable=SC2086
+$cc $flags -o "$sel/select_demo" tests/build/select/select_demo.c "$sel/libtensorgen.a" $libs
+got=$("$sel/select_demo" forward) || fail "select_demo forward failed: $got"
+[ "$got" = "sum 12" ] || fail "select_demo forward printed '$got', expected 'sum 12'"
+echo "select_check: the selected library runs tests/build/select/select_demo.c (static and shared; without autograd, forward); unselected operators absent"
