@@ -12,6 +12,8 @@
 #   make fuzz       fuzz tgen FUZZ_SECONDS (default 60) per harness (clang, libFuzzer;
 #                   tests/fuzz/README.md)
 #   make bench      print one JSON line per benchmark workload (see bench/README.md)
+#   make SELECT=ops.txt  a selective build: libtensorgen with only the listed operators and
+#                   what they call, in $(BUILD)/select/, its size against the full one (select.mk)
 #   make test-docs  compile and run the code blocks of README.md and docs/*.md, comparing what
 #                   they print with the pages (tests/docs/README.md; part of make test);
 #                   `make doc-tables` rewrites docs/profiling.md's sample table from a run
@@ -196,7 +198,7 @@ STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 UNINSTALLED_PC := $(BUILD)/tensorgen-uninstalled.pc
 comma := ,
 
-.PHONY: test-docs doc-tables test-nn-torch check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: test-select test-docs doc-tables test-nn-torch check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES) $(UNINSTALLED_PC)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -574,7 +576,7 @@ $(NN_INTEROP): tests/nn/interop/nn_interop.c $(or $(SO),$(BUILD)/libtensorgen.a 
 test-nn-torch: $(NN_INTEROP)
 	/usr/bin/python3 tests/nn/torch_interop.py $(NN_INTEROP)
 
-test: test-plain test-docs test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-cuda-emu test-fuzz-regressions
+test: test-plain test-docs test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-cuda-emu test-fuzz-regressions test-select
 
 # The docs are tests (tests/docs/README.md): every C, sh and console block of README.md and
 # docs/*.md is built and run against this build (its headers and static libraries, through
@@ -651,6 +653,11 @@ test-cuda-emu:
 	@echo "GPU benchmarks on the emulator (smoke): $$(wc -l <$(EMU_BUILD)/bench/smoke.jsonl) JSON lines"
 	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|skipped' $(EMU_BUILD)/tests/emu.log; then \
 	  grep -E 'skipped' $(EMU_BUILD)/tests/emu.log >&2; echo "sanitizer reports or skipped workloads: failing the run" >&2; exit 1; fi
+
+# ------------------------------------------------------------------ selective builds
+# make SELECT=<operator list or kernel-library .yaml>: select.mk (docs/generated-code.md,
+# "Selective builds"); test-select checks one.
+include select.mk
 
 # ------------------------------------------------------------------ fuzzing
 include tests/fuzz/fuzz.mk

@@ -13,6 +13,7 @@
 #include "emit/emit.h"
 #include "formula/formula.h"
 #include "base/strbuf.h"
+#include "select/select_cli.h"
 
 static const char usage[] =
     "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"
@@ -26,6 +27,7 @@ static const char usage[] =
     "       tgen --check --backend FILE [--backend-name NAME] NATIVE.yaml\n"
     "       tgen --gen --backend FILE [--backend-name NAME] --native NATIVE.yaml\n"
     "                  [--templates DIR] --out DIR\n"
+    "       tgen --check|--gen ... --select LIST [--select-objects NM]\n"
     "       tgen --help\n"
     "\n"
     "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
@@ -73,6 +75,15 @@ static const char usage[] =
     "            default: autograd_functions.yaml beside the derivatives file, else the\n"
     "            project's specs/autograd_functions.yaml (the first specs/ above tgen's\n"
     "            own directory)\n"
+    "  --select LIST\n"
+    "            a selective build (docs/generated-code.md, \"Selective builds\"): LIST is a\n"
+    "            kernel-library file (.yaml: `- op: add.out` with `kernels:`, ExecuTorch's form)\n"
+    "            or a plain list of operator names, one per line; --check checks its names\n"
+    "            against NATIVE.yaml, --gen generates only those operators and what they call\n"
+    "  --select-objects NM\n"
+    "            with --gen --select: `nm -o` of the objects (`# linked`, `# candidates`\n"
+    "            sections); the closure follows their calls, and the objects to link are\n"
+    "            written to selected_objects.txt in --out\n"
     "\n"
     "Errors are printed as `file:line:col: error: message`. Exit status: 0 ok, 1 errors in\n"
     "the specs, 2 bad command line.\n";
@@ -87,6 +98,7 @@ typedef struct load_opts {
     const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
+    const char *select, *select_objects; /* --select, --select-objects (codegen/select/) */
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -210,6 +222,8 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
                         : !strcmp(argv[*i], "--backend")            ? &o->backend
                         : !strcmp(argv[*i], "--backend-name")       ? &o->backend_name
+                        : !strcmp(argv[*i], "--select")             ? &o->select
+                        : !strcmp(argv[*i], "--select-objects")     ? &o->select_objects
                                                                     : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
@@ -343,6 +357,8 @@ static int run_check(int argc, char **argv, const char *argv0)
     }
     if ((!errors || lo.validate_anyway) && strict)
         errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
+    const char *selection = NULL; /* --select's summary lines */
+    if (!errors && lo.select) errors += tgk_cli_check(&m, lo.select, &selection);
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
      * the derivatives are read either way; see load_opts). */
     if (!errors || (verbose && lo.validate_anyway)) {
@@ -353,6 +369,7 @@ static int run_check(int argc, char **argv, const char *argv0)
             printf("\n");
             print_other_keys(&m);
             tgm_print_reading(&m);
+            if (selection) fputs(selection, stdout);
             /* What --strict could not check, so that a clean check is not mistaken for more
              * than it is: formulas using types without a C mapping, entries of operators
              * without a C view; and what it checked but --gen cannot generate yet. */
@@ -415,7 +432,8 @@ static int run_gen(int argc, char **argv, const char *argv0)
             tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
     else if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
-        errors = tge_emit_all(&m, &o);
+        errors =
+            lo.select ? tgk_cli_gen(&m, lo.select, lo.select_objects, &o) : tge_emit_all(&m, &o);
     }
     if (!errors && verbose) print_other_keys(&m);
     tgm_arena_free(m.arena);
