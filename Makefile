@@ -6,8 +6,8 @@
 #   make test       build and run the test suite, the docs' code (test-docs), the kernel suites
 #                   under each CPU capability
 #                   (test-capabilities), the check that baseline objects hold no AVX
-#                   (test-isa), then the suite again under ASan+UBSan (leaks fail),
-#                   then the CUDA backend on the CPU emulator (test-cuda-emu, below), then
+#                   (test-isa), then the suite again under ASan+UBSan (leaks fail), in
+#                   the build with the CUDA backend on the CPU emulator (test-san, below), then
 #                   replay tests/fuzz/regressions/ (test-fuzz-regressions, tests/fuzz/fuzz.mk)
 #   make fuzz       fuzz tgen FUZZ_SECONDS (default 60) per harness (clang, libFuzzer;
 #                   tests/fuzz/README.md)
@@ -198,7 +198,7 @@ STATIC_LINK = $(if $(CUDA_A),$(CUDA_WHOLE)) $(BUILD)/libtensorgen.a $(LIBS)
 UNINSTALLED_PC := $(BUILD)/tensorgen-uninstalled.pc
 comma := ,
 
-.PHONY: test-select test-docs doc-tables test-nn-torch check-aarch64 check-pytorch-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
+.PHONY: test-select test-docs doc-tables test-nn-torch check-aarch64 check-pytorch-specs check-thirdparty-specs check-pointwise-op all gen test test-plain test-shared test-install test-safetensors test-capabilities test-isa test-san test-san-gpu test-cuda-emu bench install uninstall clean check-generated check-rebuild-cost print-libs format format-check
 all: $(BUILD)/tgen $(BUILD)/libtensorgen.a $(SO) $(CUDA_A) $(CUDA_SO) $(EXAMPLES) $(UNINSTALLED_PC)
 
 # ------------------------------------------------------------------ tgen and generation
@@ -259,7 +259,7 @@ check-rebuild-cost:
 # commands, fails when they write more than 3 files or anything else hand-written changes, and
 # runs the page's program on every CPU capability of this machine and on the CUDA emulator
 # (tests/build/pointwise_op_check.sh; EMU=0 skips the emulator, whose build starts from
-# build/cuda-emu when test-cuda-emu has left one).
+# build/cuda-emu when test-san has left one).
 check-pointwise-op:
 	CC="$(CC)" CXX="$(CXX)" tests/build/pointwise_op_check.sh
 
@@ -281,6 +281,12 @@ check-aarch64: $(BUILD)/gen.stamp
 # (tests/codegen/check_pytorch_specs.sh; releases in ../shared/pytorch-*; CI runs it).
 check-pytorch-specs: $(BUILD)/tgen
 	@tests/codegen/check_pytorch_specs.sh $(BUILD)/tgen $(CC)
+
+# tgen on the spec files of the projects around PyTorch (../shared/thirdparty-specs/): each
+# gives what tests/codegen/thirdparty_specs.tsv says, generated and compiled where it passes
+# (tests/codegen/check_thirdparty_specs.sh; CI runs it).
+check-thirdparty-specs: $(BUILD)/tgen
+	@tests/codegen/check_thirdparty_specs.sh $(BUILD)/tgen $(CC)
 
 # ------------------------------------------------------------------ library
 # Order-only on the stamp: generation runs first, but only files whose text tgen changed
@@ -576,7 +582,7 @@ $(NN_INTEROP): tests/nn/interop/nn_interop.c $(or $(SO),$(BUILD)/libtensorgen.a 
 test-nn-torch: $(NN_INTEROP)
 	/usr/bin/python3 tests/nn/torch_interop.py $(NN_INTEROP)
 
-test: test-plain test-docs test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-cuda-emu test-fuzz-regressions test-select
+test: test-plain test-docs test-capabilities test-isa test-shared test-install test-safetensors test-nn-torch test-san test-fuzz-regressions test-select
 
 # The docs are tests (tests/docs/README.md): every C, sh and console block of README.md and
 # docs/*.md is built and run against this build (its headers and static libraries, through
@@ -627,32 +633,38 @@ SAN_CUDA_OPTS := $(if $(filter 1,$(CUDA)),:protect_shadow_gap=0)
 
 # Criterion counts a test as passed even when LeakSanitizer reports at its process's exit, so
 # any sanitizer report in the log fails the run.
-test-san: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
-	set -o pipefail; TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1$(SAN_CUDA_OPTS) UBSAN_OPTIONS=print_stacktrace=1 \
-	  $(BUILD)/tests/tg_tests_san -j2 --verbose 2>&1 | tee $(BUILD)/tests/san.log | $(SHOW_TEST_RESULTS)
-	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' $(BUILD)/tests/san.log; then \
-	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
+SAN_REPORT := 'ERROR: (Address|Leak)Sanitizer|runtime error:'
 
-# The device tests with the CUDA backend on the CPU emulator (tests/cuda_emu): every CUDA test
-# runs, on two emulated devices, without a GPU, under ASan, LeakSanitizer and UBSan (a report
-# fails the run; the emulator's own SIGSEGV handler explains faults on device memory, so
-# ASan leaves SIGSEGV to it). Then the GPU benchmarks run once at toy sizes (BENCH_SMOKE=1), so
-# that bench/bench_cuda.c is known to work before a GPU session relies on it: any workload it
-# skips fails the run. Its own build tree; needs only g++ and perl.
+# The whole suite under ASan, LeakSanitizer and UBSan, once, in one build that serves the host
+# code and the CUDA backend alike: the emulated tree (tests/cuda_emu), whose library, CUDA
+# backend and tests are all compiled with the sanitizers. Every test runs; the device ones on
+# two emulated devices, without a GPU (the emulator's own SIGSEGV handler explains faults on
+# device memory, so ASan leaves SIGSEGV to it). Then the GPU benchmarks run once at toy sizes
+# (BENCH_SMOKE=1), so that bench/bench_cuda.c is known to work before a GPU session relies on
+# it: any workload it skips fails the run. Its own build tree; needs only g++ and perl.
+# test-cuda-emu is the same target under the name docs/cuda.md uses.
 EMU_BUILD := $(BUILD)/cuda-emu
 EMU_ENV   := ASAN_OPTIONS=detect_leaks=1:handle_segv=0 UBSAN_OPTIONS=print_stacktrace=1
-# A test that uses a device says so in its suite's or its own name (cuda_runtime/*,
-# values/cuda, safetensors/cuda_round_trip, ...); the others ran under the sanitizers in
-# test-san already, so that each suite runs once.
-EMU_TEST_FILTER := @(*cuda*/*|*/*cuda*)
-test-cuda-emu:
+test-san:
 	$(MAKE) --no-print-directory CUDA=emu BUILD=$(EMU_BUILD) OPT=-O1 all $(EMU_BUILD)/tests/tg_tests $(EMU_BUILD)/bench/tg_bench
 	set -o pipefail; TGEN=$(EMU_BUILD)/tgen $(EMU_ENV) \
-	  $(EMU_BUILD)/tests/tg_tests -j2 --verbose --filter '$(EMU_TEST_FILTER)' 2>&1 | tee $(EMU_BUILD)/tests/emu.log | $(SHOW_TEST_RESULTS)
-	$(EMU_ENV) BENCH_SMOKE=1 $(EMU_BUILD)/bench/tg_bench --only cuda_,cublas_ >$(EMU_BUILD)/bench/smoke.jsonl 2>>$(EMU_BUILD)/tests/emu.log
+	  $(EMU_BUILD)/tests/tg_tests -j2 --verbose 2>&1 | tee $(EMU_BUILD)/tests/san.log | $(SHOW_TEST_RESULTS)
+	$(EMU_ENV) BENCH_SMOKE=1 $(EMU_BUILD)/bench/tg_bench --only cuda_,cublas_ >$(EMU_BUILD)/bench/smoke.jsonl 2>>$(EMU_BUILD)/tests/san.log
 	@echo "GPU benchmarks on the emulator (smoke): $$(wc -l <$(EMU_BUILD)/bench/smoke.jsonl) JSON lines"
-	@if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:|skipped' $(EMU_BUILD)/tests/emu.log; then \
-	  grep -E 'skipped' $(EMU_BUILD)/tests/emu.log >&2; echo "sanitizer reports or skipped workloads: failing the run" >&2; exit 1; fi
+	@if grep -qE $(SAN_REPORT)'|skipped' $(EMU_BUILD)/tests/san.log; then \
+	  grep -E 'skipped' $(EMU_BUILD)/tests/san.log >&2; echo "sanitizer reports or skipped workloads: failing the run" >&2; exit 1; fi
+test-cuda-emu: test-san
+
+# On a machine with a GPU: the suite under the sanitizers against the real CUDA backend (this
+# tree's flavour obj-san/, libtensorgen-san.a). Not part of `make test`, whose test-san covers
+# the same host code on the emulator. The CUDA driver maps memory where ASan keeps its shadow
+# gap: without protect_shadow_gap=0 the first CUDA call under ASan fails on a GPU.
+SAN_CUDA_OPTS := $(if $(filter 1,$(CUDA)),:protect_shadow_gap=0)
+test-san-gpu: $(BUILD)/tgen $(BUILD)/tests/tg_tests_san
+	set -o pipefail; TGEN=$(BUILD)/tgen ASAN_OPTIONS=detect_leaks=1$(SAN_CUDA_OPTS) UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(BUILD)/tests/tg_tests_san -j2 --verbose 2>&1 | tee $(BUILD)/tests/san.log | $(SHOW_TEST_RESULTS)
+	@if grep -qE $(SAN_REPORT) $(BUILD)/tests/san.log; then \
+	  echo "sanitizer reports above: failing the run" >&2; exit 1; fi
 
 # ------------------------------------------------------------------ selective builds
 # make SELECT=<operator list or kernel-library .yaml>: select.mk (docs/generated-code.md,

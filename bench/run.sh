@@ -106,6 +106,25 @@ tgen_bench() {
       note "tgen_check_pytorch_2_15 skipped: $p215 is absent"
     fi
   fi
+  # Every file of ../shared/thirdparty-specs/ checked as `make check-thirdparty-specs` checks it
+  # (issue 35: under 0.5 s together): the sum of the tgen runs' wall times, from the script's
+  # last line, median of $REPEATS runs.
+  if wanted tgen_check_thirdparty_specs; then
+    if [ -d ../shared/thirdparty-specs ]; then
+      local i ms=()
+      for ((i = 0; i < REPEATS; i++)); do
+        ms+=("$(CHECK_ONLY=1 tests/codegen/check_thirdparty_specs.sh "$BUILD/tgen" 2>/dev/null |
+                sed -n 's/.* \([0-9]*\) ms of wall time$/\1/p')")
+      done
+      printf '%s\n' "${ms[@]}" | sort -g | awk -v ct="$CORETYPE" '
+        { v[NR] = $1 / 1000 }
+        END { if (NR == 0 || v[1] == "") exit
+              m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+              printf "{\"name\": \"tgen_check_thirdparty_specs\", \"unit\": \"s\", \"value\": %.4f, \"best\": %.4f, \"median\": %.4f, \"n\": %d, \"threads\": 1, \"src\": \"tensorgen\", \"coretype\": \"%s\"}\n", m, v[1], m, NR, ct }'
+    else
+      note "tgen_check_thirdparty_specs skipped: ../shared/thirdparty-specs is absent"
+    fi
+  fi
   # The full PyTorch surface (every entry and derivative; --runtime as `make gen`), generated
   # into an emptied scratch directory each run, so every file is rendered and written (issue
   # 10's goal: under 0.3 s). The directory is in /dev/shm when there is one: 2,700 of the

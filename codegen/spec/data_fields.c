@@ -1,6 +1,6 @@
 /* Fields of native entries that tensorgen reads as data: written by PyTorch releases before
  * 1.13 (1.5's `use_c10_dispatcher`, `supports_named_tensor`, ...) or by a vendor beside
- * PyTorch's fields (torch_npu's `npu_dispatch`, op-plugin's `op_api`, `gen_opapi`, ...).
+ * PyTorch's fields (torch_npu's `npu_dispatch`, op-plugin's `op_api`, `gen_opapi`, TensorPlay's `skip_implementation`, ...).
  * They mean nothing to tensorgen's generated code, so they are not compiled; but a field is
  * accepted only when it is one of these, with the shape its writers give it, so that a typo
  * (`dispach:`) stays an error and nothing is misread. Each is counted, and --check's summary
@@ -45,6 +45,8 @@ static const struct {
     { "dvm", SHAPE_VERSIONS, { NULL } },
     { "exposed", SHAPE_VERSIONS, { NULL } },
     { "gen_opapi", SHAPE_MAPPING, { NULL } },
+    /* TensorPlay: its generator writes no implementation for the entry. */
+    { "skip_implementation", SHAPE_BOOL, { NULL } },
 };
 enum { NDATA = sizeof data_fields / sizeof data_fields[0] };
 
