@@ -144,10 +144,13 @@ def main():
             c.add("gen", text)
     # The emission cases and the forms PyTorch's tools accept (tests/codegen/good/
     # pytorch_rules*.yaml: issue 35's qualified kernel names, gradients numbered over the
-    # differentiable outputs, unquoted conditions), whose generated C the gen oracle compiles.
+    # differentiable outputs, unquoted conditions; its sectioned op-plugin form, 1.5-era fields
+    # and Tensor? in returned tuples), whose generated C the gen oracle compiles.
     for native, derivs in (("emit/autograd.yaml", "emit/autograd_derivs.yaml"),
                            ("emit/edge.yaml", None), ("emit/clashes.yaml", None),
-                           ("good/pytorch_rules.yaml", "good/pytorch_rules_derivs.yaml")):
+                           ("good/pytorch_rules.yaml", "good/pytorch_rules_derivs.yaml"),
+                           ("good/sectioned.yaml", "good/sectioned_derivs.yaml"),
+                           ("good/old_fields.yaml", None), ("good/opt_tensor_return.yaml", None)):
         npath = os.path.join(ROOT, "tests/codegen", native)
         if os.path.isfile(npath):
             text = read(npath)
