@@ -90,7 +90,7 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
                              const char *list_storage, const char **list_values, const char **why);
 /* "#define TG_REDUCTION_MEAN 1 ..." : the constants that int defaults name (`reduction=Mean`). */
 const char *tga_int_constants(tgm_arena *a);
-bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[] or Tensor?[]: the key set */
+bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[], Tensor?[], Tensor[]?: keys */
 /* The element type of a list kind's static default array ("int64_t", "double", "bool"), NULL
  * for a kind whose defaults need no array. */
 const char *tga_list_elem_ctype(tga_kind k);

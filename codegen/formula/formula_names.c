@@ -136,6 +136,7 @@ const char *tgf_kind_text(tga_kind k)
         [TGA_STR] = "str",
         [TGA_OPT_STR] = "str?",
         [TGA_OPT_TENSOR_LIST] = "Tensor?[]",
+        [TGA_TENSOR_LIST_OR_NONE] = "Tensor[]?",
         [TGA_FLOAT_LIST] = "float[]",
         [TGA_OPT_FLOAT_LIST] = "float[]?",
         [TGA_BOOL_LIST] = "bool[]",
