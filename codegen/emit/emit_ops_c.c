@@ -21,8 +21,9 @@ static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out)
         else if (ca->kind == TGA_TENSOR_LIST)
             cond = tgs_fmt(c->arena, "tg__any_null(%s.data, (int)%s.len)", ref, ref);
         else if (ca->kind == TGA_TENSOR_LIST_OR_NONE) /* None is no list: nothing to check */
-            cond = tgs_fmt(c->arena, "!tg_is_none_tensors(%s) && tg__any_null(%s.data, (int)%s.len)",
-                           ref, ref, ref);
+            cond =
+                tgs_fmt(c->arena, "!tg_is_none_tensors(%s) && tg__any_null(%s.data, (int)%s.len)",
+                        ref, ref, ref);
         else continue;
         if (returns_tensor)
             tgs_list_addf(out, c->arena, "if (%s) return tg__null_arg(\"%s\", \"%s\");", cond,

@@ -209,8 +209,7 @@ static inline TG__UNUSED void tg__box_tensor_list_or_none(tg_boxed_stack *s, tg_
     if (tg_is_none_tensors(l)) tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_NONE });
     else tg__box_tensor_list(s, l);
 }
-static inline TG__UNUSED bool tg__unbox_tensor_list_or_none(const tg_ivalue *v,
-                                                            tg_tensor_list *out)
+static inline TG__UNUSED bool tg__unbox_tensor_list_or_none(const tg_ivalue *v, tg_tensor_list *out)
 {
     *out = TG_NO_TENSORS;
     return v->tag != TG_IV_NONE && tg__unbox_tensor_list(v, out);

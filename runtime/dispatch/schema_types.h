@@ -112,8 +112,8 @@
     /* Tensor?[]: a list whose elements may be NULL (None), not an optional list */                \
     X(OPT_TENSOR_LIST, "Tensor?[]", "tg_tensor_list", "opt_tensor_list", "written", TENSOR_LIST,   \
       "", "", "")                                                                                  \
-    /* Tensor[]?, an optional list: None is TG_NO_TENSORS, whose .len is TG_NONE_LEN */         \
-    X(TENSOR_LIST_OR_NONE, "Tensor[]?", "tg_tensor_list", "tensor_list_or_none", "opt_written",   \
+    /* Tensor[]?, an optional list: None is TG_NO_TENSORS, whose .len is TG_NONE_LEN */            \
+    X(TENSOR_LIST_OR_NONE, "Tensor[]?", "tg_tensor_list", "tensor_list_or_none", "opt_written",    \
       TENSOR_LIST, "{ .data = NULL, .len = TG_NONE_LEN }", "%s", "")                               \
     X(FLOAT_LIST, "float[] SymFloat[] Scalar[]", "tg_float_list", "float_list", "list",            \
       FLOAT_LIST, "", "", "")                                                                      \

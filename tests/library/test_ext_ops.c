@@ -125,7 +125,8 @@ static void expect_sum_with(tg_tensor *x, tg_tensor *a, tg_tensor *b)
     r = testops_sum_with(x, TG_TENSORS(a, b)); /* x + a + b */
     expect_values(r, (double[]){ 111, 222 }, 2);
     tg_release(r);
-    r = testops_sum_with(x, ((tg_tensor_list){ NULL, 0 }), .less = TG_TENSORS(a)); /* empty: x - a */
+    r = testops_sum_with(x, ((tg_tensor_list){ NULL, 0 }),
+                         .less = TG_TENSORS(a)); /* empty: x - a */
     expect_values(r, (double[]){ -9, -18 }, 2);
     tg_release(r);
     r = testops_sum_with(x, TG_TENSORS(a), .less = TG_NO_TENSORS);
