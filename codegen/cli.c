@@ -19,7 +19,8 @@ static const char usage[] =
     "usage: tgen --check [--strict | --gen-limits] [--verbose] [--tags TAGS.yaml]\n"
     "                    [--runtime DIR] [--autograd-functions FILE]\n"
     "                    [--namespace NS [--import API.yaml]] [--only-namespace NS]\n"
-    "                    [--torch-version V] NATIVE.yaml [DERIVATIVES.yaml]\n"
+    "                    [--torch-version V] [--base BASE.yaml] NATIVE.yaml\n"
+    "                    [DERIVATIVES.yaml]\n"
     "       tgen --gen [--verbose] --native NATIVE.yaml [--derivatives DERIVATIVES.yaml]\n"
     "                  [--tags TAGS.yaml] [--runtime DIR] [--autograd-functions FILE]\n"
     "                  [--namespace NS [--import API.yaml]] [--only-namespace NS]\n"
@@ -57,6 +58,11 @@ static const char usage[] =
     "            a sectioned spec (op-plugin's, with 'all_version:'): take the entries whose\n"
     "            versions include PyTorch V, one of the file's all_version; default: the newest\n"
     "            (docs/spec.md, \"Sectioned files\")\n"
+    "  --base BASE.yaml\n"
+    "            with --check: the spec NATIVE.yaml extends (PyTorch's native_functions.yaml\n"
+    "            for a backend's file): formulas may call its operators, and an entry may\n"
+    "            restate one with the same schema (another schema is an error); they are not\n"
+    "            NATIVE.yaml's functions (docs/spec.md, \"A file that extends another\")\n"
     "  --import  with --namespace: tensorgen's operators, which the library's formulas may\n"
     "            call (default: tensorgen_api.yaml of the installed tensorgen, or of the tree\n"
     "            tgen was built in)\n"
@@ -94,6 +100,7 @@ static const char usage[] =
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
     const char *ns, *import;             /* --namespace, --import */
+    const char *base;                    /* --base (spec/base.c) */
     const char *vocab;                   /* --autograd-functions */
     const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
@@ -161,6 +168,11 @@ static bool namespace_options(tgm_arena *a, load_opts *o)
                 o->only_ns, o->ns);
         return false;
     }
+    if (o->base && (o->ns || o->only_ns)) {
+        fprintf(stderr, "tgen: --base checks a file of aten's operators against the spec it "
+                        "extends; it does not combine with --namespace or --only-namespace\n");
+        return false;
+    }
     /* A library's entries taken from a mixed file generate as --namespace NS. */
     if (o->only_ns && strcmp(o->only_ns, "aten") && !o->ns) o->ns = o->only_ns;
     if (!o->ns) return true;
@@ -188,10 +200,12 @@ static int load(tgm_model *m, const load_opts *o)
     m->reading.only_ns = o->only_ns;
     m->ns = o->ns ? tgm_strdup(m->arena, o->ns) : NULL;
     if (o->ns) errors += tgm_parse_imports(m, o->import);
+    if (o->base) errors += tgm_parse_base(m, o->base);
     const char *tags = o->tags ? o->tags : default_tags(m->arena, o->native);
     if (tags) errors += tgm_parse_tags(m, tags);
     if (o->runtime) errors += tgm_read_runtime_names(m, o->runtime);
     errors += tgm_parse_native_functions(m, o->native);
+    errors += tgm_match_base(m);
     if (o->derivs) errors += tgm_parse_derivatives(m, o->derivs);
     if (o->torch_version && !m->reading.versioned) {
         tgm_error((tgm_loc){ o->native, 0, 0 },
@@ -218,6 +232,7 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
                         : !strcmp(argv[*i], "--namespace")          ? &o->ns
                         : !strcmp(argv[*i], "--import")             ? &o->import
+                        : !strcmp(argv[*i], "--base")               ? &o->base
                         : !strcmp(argv[*i], "--torch-version")      ? &o->torch_version
                         : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
                         : !strcmp(argv[*i], "--backend")            ? &o->backend
@@ -284,7 +299,7 @@ static void print_other_keys(const tgm_model *m)
 static int explicit_funcs(const tgm_model *m)
 {
     int n = 0;
-    for (int i = 0; i < m->nfuncs; i++) n += !m->funcs[i]->is_autogen;
+    for (int i = 0; i < m->nfuncs; i++) n += !m->funcs[i]->is_autogen && !m->funcs[i]->base;
     return n;
 }
 
@@ -416,6 +431,13 @@ static int run_gen(int argc, char **argv, const char *argv0)
     }
     tgm_model m = { .arena = tgm_arena_new() };
     if (!o.templates_dir) o.templates_dir = shipped_path(m.arena, argv0, "templates", "templates");
+    if (lo.base) {
+        fputs("tgen: --base is a --check option: --gen generates a file's own operators, not a "
+              "base's\n",
+              stderr);
+        tgm_arena_free(m.arena);
+        return 2;
+    }
     if (!lo.native || !o.templates_dir || !o.out_dir) {
         fprintf(stderr, "tgen: --gen needs --native and --out%s\n%s",
                 o.templates_dir ? "" : ", and --templates (none found beside tgen)", usage);

@@ -269,6 +269,10 @@ static const char *const tg__empty_str_list_storage[1] = { NULL };
     ((tg_tensor_list){                       \
         (tg_tensor *const[]){ __VA_ARGS__ }, \
         (int64_t)(sizeof((tg_tensor *const[]){ __VA_ARGS__ }) / sizeof(tg_tensor *)) })
+/* A Tensor[]? argument's None: TG_NO_TENSORS, whose length is TG_NONE_LEN (a tg_tensor_list
+ * with a NULL .data and length 0 stays the empty, present list). */
+#define TG_NO_TENSORS ((tg_tensor_list){ .data = NULL, .len = TG_NONE_LEN })
+static inline bool tg_is_none_tensors(tg_tensor_list l) { return l.len == TG_NONE_LEN; }
 /* The other lists alike: TG_FLOATS(0.5, 2.0), TG_BOOLS(true, false, true), TG_STRS("N", "C")
  * (TG_DIMNAMES for Dimname[]); TG_NO_* is None, TG_*_EMPTY the empty, present list. */
 #define TG__LIST(list_type, elem_type, ...)     \

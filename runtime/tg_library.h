@@ -109,6 +109,13 @@ static inline int tg_boxed_push_int_list(tg_boxed_stack *s, tg_int_list l)
     if (v) v->v.ints = l;
     return v ? 0 : -1;
 }
+/* A Tensor[] or Tensor?[] (borrowed, like an int list); TG_NO_TENSORS pushes None (Tensor[]?). */
+static inline int tg_boxed_push_tensor_list(tg_boxed_stack *s, tg_tensor_list l)
+{
+    tg_ivalue *v = tg__boxed_next(s, tg_is_none_tensors(l) ? TG_IV_NONE : TG_IV_TENSOR_LIST);
+    if (v) v->v.tensors = l;
+    return v ? 0 : -1;
+}
 /* Releases what the stack owns (tensors; Tensor[] and int[] results) and empties it. */
 void tg_boxed_clear(tg_boxed_stack *s);
 

@@ -90,7 +90,7 @@ const char *tga_default_expr(tgm_arena *a, tga_kind k, const tgm_type *t, const 
                              const char *list_storage, const char **list_values, const char **why);
 /* "#define TG_REDUCTION_MEAN 1 ..." : the constants that int defaults name (`reduction=Mean`). */
 const char *tga_int_constants(tgm_arena *a);
-bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[] or Tensor?[]: the key set */
+bool tga_kind_is_tensor(tga_kind k); /* Tensor, Tensor?, Tensor[], Tensor?[], Tensor[]?: keys */
 /* The element type of a list kind's static default array ("int64_t", "double", "bool"), NULL
  * for a kind whose defaults need no array. */
 const char *tga_list_elem_ctype(tga_kind k);
@@ -202,9 +202,11 @@ typedef struct tga_ops {
     tgm_name_map *by_base; /* schema base name (without an in-place `_`) -> tga_op_group */
     tgm_name_map *by_name; /* full name (`add.out`) -> tga_op; names are unique once validated */
     /* An operator library's view of tensorgen's operators (m->imports), which formulas may
-     * call where the library has no operator of the same base name; NULL for tensorgen's own
-     * spec. */
+     * call where the library has no operator of the same base name; with --base, the
+     * operators of the base (m->imports_base), which formulas may call beside the file's own
+     * of the same base name. NULL for tensorgen's own spec. */
     const struct tga_ops *imports;
+    bool is_base; /* these are a base's operators (--base), not tensorgen's (--import) */
 } tga_ops;
 
 /* Builds the C view of every operator of the model, in model order, and of its imports.

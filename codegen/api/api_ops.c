@@ -275,6 +275,7 @@ int tga_build_ops(const tgm_model *m, tgm_arena *a, tga_ops *out)
     if (m->nimports) {
         tga_ops *imports = tgm_alloc(a, sizeof *imports);
         errors += build_imports(m, a, imports);
+        imports->is_base = m->imports_base;
         out->imports = imports;
     }
     tgm_name_map *by_name = tgm__map_new(a);

@@ -71,6 +71,7 @@ static const char *option_spelling(tgm_arena *a, const tga_arg *ca)
                                : "",
                        ca->kind == TGA_OPT_INT_LIST ? "; None: TG_NO_INTS" : "");
     case TGA_OPT_DTYPE: return "; None: TG_DTYPE_NONE";
+    case TGA_TENSOR_LIST_OR_NONE: return "; TG_TENSORS(...); None: TG_NO_TENSORS";
     case TGA_OPT_TENSOR:
     case TGA_OPT_STR:
     case TGA_OPT_GENERATOR: return "; None: NULL";

@@ -95,7 +95,7 @@ bool tga_kind_is_result(tga_kind k)
 bool tga_kind_is_tensor(tga_kind k)
 {
     return k == TGA_TENSOR || k == TGA_OPT_TENSOR || k == TGA_TENSOR_LIST ||
-           k == TGA_OPT_TENSOR_LIST;
+           k == TGA_OPT_TENSOR_LIST || k == TGA_TENSOR_LIST_OR_NONE;
 }
 
 const char *tga_list_elem_ctype(tga_kind k)

@@ -32,7 +32,10 @@ const char *tge_ag_entry_name(tge_ctx *c, const tga_op *op, const tgf_deriv *d)
 }
 
 static bool is_tensor(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
-static bool is_list(tga_kind k) { return k == TGA_TENSOR_LIST || k == TGA_OPT_TENSOR_LIST; }
+static bool is_list(tga_kind k)
+{
+    return k == TGA_TENSOR_LIST || k == TGA_OPT_TENSOR_LIST || k == TGA_TENSOR_LIST_OR_NONE;
+}
 
 /* The frame's field of argument i (of output i): the entry's name for it. */
 static const char *arg_field(const entry_ctx *x, bool out, int i)

@@ -8,7 +8,10 @@
 #include "emit/emit_autograd.h"
 
 static bool is_tensor(tga_kind k) { return k == TGA_TENSOR || k == TGA_OPT_TENSOR; }
-static bool is_list(tga_kind k) { return k == TGA_TENSOR_LIST || k == TGA_OPT_TENSOR_LIST; }
+static bool is_list(tga_kind k)
+{
+    return k == TGA_TENSOR_LIST || k == TGA_OPT_TENSOR_LIST || k == TGA_TENSOR_LIST_OR_NONE;
+}
 
 static const char *public_call(tge_ctx *c, const tga_op *op)
 {
@@ -25,6 +28,11 @@ static tgs_list out_check(tge_ctx *c, const tga_op *op)
     for (int i = 0; i < op->nargs; i++) {
         const char *name = op->args[i].name;
         if (is_tensor(op->args[i].kind)) tgs_list_add(&single, c->arena, name);
+        else if (op->args[i].kind == TGA_TENSOR_LIST_OR_NONE) /* None: nothing to check */
+            tgs_list_addf(&tests, c->arena,
+                          "(!tg_is_none_tensors(%s) && "
+                          "tg_autograd_check_out(\"%s\", %s.data, (int)%s.len))",
+                          name, op->opname, name, name);
         else if (is_list(op->args[i].kind))
             tgs_list_addf(&tests, c->arena, "tg_autograd_check_out(\"%s\", %s.data, (int)%s.len)",
                           op->opname, name, name);

@@ -132,7 +132,8 @@ static void emit_boxing(tge_ctx *c)
         for (int i = TGA_UNSUPPORTED + 1; i < TGA_KIND_COUNT; i++) {
             tga_kind k = (tga_kind)i;
             const char *form = tga_kind_row(k)->form;
-            if (!strcmp(form, "written") || !strcmp(form, "alias")) continue;
+            if (!strcmp(form, "written") || !strcmp(form, "opt_written") || !strcmp(form, "alias"))
+                continue;
             if (tga_kind_is_optional(k) != (pass == 1)) continue;
             render_kind(c, &items, form, k);
             if (tga_kind_is_optional(k)) render_kind(c, &items, "optional", k);

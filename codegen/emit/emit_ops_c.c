@@ -20,6 +20,10 @@ static void null_checks(tge_ctx *c, const tga_op *op, tgs_list *out)
         if (ca->kind == TGA_TENSOR) cond = tgs_fmt(c->arena, "!%s", ref);
         else if (ca->kind == TGA_TENSOR_LIST)
             cond = tgs_fmt(c->arena, "tg__any_null(%s.data, (int)%s.len)", ref, ref);
+        else if (ca->kind == TGA_TENSOR_LIST_OR_NONE) /* None is no list: nothing to check */
+            cond =
+                tgs_fmt(c->arena, "!tg_is_none_tensors(%s) && tg__any_null(%s.data, (int)%s.len)",
+                        ref, ref, ref);
         else continue;
         if (returns_tensor)
             tgs_list_addf(out, c->arena, "if (%s) return tg__null_arg(\"%s\", \"%s\");", cond,
@@ -42,7 +46,7 @@ static const char *key_expr(tge_ctx *c, const tga_op *op)
             tgs_list_addf(&terms, c->arena, "tg_dispatch_tensor_keys(%s)", ref);
         else if (ca->kind == TGA_OPT_TENSOR)
             tgs_list_addf(&terms, c->arena, "tg__opt_keys(%s)", ref);
-        else if (ca->kind == TGA_TENSOR_LIST)
+        else if (ca->kind == TGA_TENSOR_LIST || ca->kind == TGA_TENSOR_LIST_OR_NONE)
             tgs_list_addf(&terms, c->arena, "tg__list_keys(%s)", ref);
         else if (ca->kind == TGA_OPT_TENSOR_LIST)
             tgs_list_addf(&terms, c->arena, "tg__opt_list_keys(%s)", ref);

@@ -184,6 +184,7 @@ static const char *none_value(cc *c, tga_kind k)
     case TGA_OPT_MEMORY_FORMAT: return "TG_MEMORY_FORMAT_NONE";
     case TGA_OPT_DEVICE: return "(tg_device){ TG_DEVICE_NONE, -1 }";
     case TGA_OPT_INT_LIST: return "TG_NO_INTS";
+    case TGA_TENSOR_LIST_OR_NONE: return "TG_NO_TENSORS";
     case TGA_OPT_FLOAT_LIST:
     case TGA_OPT_BOOL_LIST:
     case TGA_OPT_STR_LIST: return tgs_fmt(c->a, "(%s){ NULL, 0 }", tga_ctype(k));

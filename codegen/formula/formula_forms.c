@@ -643,6 +643,8 @@ static const tgf_form methods[] = {
     { "isComplex", METHOD(NUM, TGA_BOOL), .c_text = "((void)(%s), false)" },
     { "isFloatingPoint", METHOD(NUM, TGA_BOOL) },
     { "isIntegral", METHOD(NUM, TGA_BOOL) },
+    /* of an int: a SymInt's concrete value (`t.sym_size(0).expect_int()`); ints are concrete */
+    { "expect_int", METHOD(TGF_CLASS_INT, TGA_INT), .lower = lower_same },
     /* of an int[] */
     { "back", METHOD(INTS, TGA_INT), .c_text = "%s.data[%s.len - 1]" },
     { "front", METHOD(INTS, TGA_INT), .c_text = "%s.data[0]" },

@@ -37,15 +37,19 @@ int tgf_find_ops(const tga_ops *ops, const char *name, const tga_op **found, int
     if (!key) return 0;
     memcpy(key, name, n - inplace);
     key[n - inplace] = '\0';
-    const tga_op_group *g = ops->by_base ? tgm__map_get(ops->by_base, key) : NULL;
+    const tga_op_group *g = ops->by_base ? tgm__map_get(ops->by_base, key) : NULL, *more = NULL;
     /* An operator library's formulas call its own operators, else tensorgen's: a base name of
-     * its own hides tensorgen's overloads of it. */
-    if (!g && ops->imports && ops->imports->by_base) g = tgm__map_get(ops->imports->by_base, key);
+     * its own hides tensorgen's overloads of it. A file checked against a base (--base) calls
+     * both its own and the base's: those it restates once. */
+    const tga_ops *imp = ops->imports;
+    if (imp && imp->by_base && (!g || imp->is_base)) more = tgm__map_get(imp->by_base, key);
+    if (!g) g = more, more = NULL;
     if (key != small) free(key);
     int count = 0;
-    for (int i = 0; g && i < g->n && count < max; i++) {
-        const tga_op *op = g->ops[i];
+    for (int i = 0; g && i < g->n + (more ? more->n : 0) && count < max; i++) {
+        const tga_op *op = i < g->n ? g->ops[i] : more->ops[i - g->n];
         const tgm_schema *s = &op->f->schema;
+        if (i >= g->n && ops->by_name && tgm__map_get(ops->by_name, s->full_name)) continue;
         /* The in-place ones only when asked for by name (`mul_`); out= ones never: a formula
          * has nowhere to put their outputs. */
         if (op->f->kind == TGM_KIND_OUT || op->f->kind == TGM_KIND_SCRATCH ||
@@ -136,6 +140,7 @@ const char *tgf_kind_text(tga_kind k)
         [TGA_STR] = "str",
         [TGA_OPT_STR] = "str?",
         [TGA_OPT_TENSOR_LIST] = "Tensor?[]",
+        [TGA_TENSOR_LIST_OR_NONE] = "Tensor[]?",
         [TGA_FLOAT_LIST] = "float[]",
         [TGA_OPT_FLOAT_LIST] = "float[]?",
         [TGA_BOOL_LIST] = "bool[]",

@@ -124,7 +124,7 @@ static tgf_node *resolve(tgf_checker *c, const tgm_expr *src, size_t name_at, co
     bool method = src->kind == TGM_EXPR_METHOD;
     int nops, n = candidates(c, name, method, cands, &nops);
     if (n == 0) {
-        if (c->ops->imports) /* an operator library's formula: no vocabulary */
+        if (c->ops->imports && !c->ops->imports->is_base) /* a library's formula: no vocabulary */
             tgf_fail(c, name_at,
                      "unknown %s '%s' (neither an operator of this library nor one of "
                      "tensorgen's)",

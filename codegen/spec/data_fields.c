@@ -157,6 +157,10 @@ void tgm_print_reading(const tgm_model *m)
     if (r->restated)
         printf("restated: %d 'symint:'/'autograd:' entr%s naming a definition of the file\n",
                r->restated, r->restated == 1 ? "y" : "ies");
+    if (r->base)
+        printf("base: %d operators of %s known; %d entr%s restating one of them, not counted "
+               "as functions\n",
+               m->nimports, r->base, r->base_restated, r->base_restated == 1 ? "y" : "ies");
     if (r->ns_skipped)
         printf("namespaces: entries of '%s' taken; %d of other namespaces skipped (%s)\n",
                r->only_ns, r->ns_skipped, r->ns_skipped_names);

@@ -96,6 +96,9 @@ int tgm__check_namespaces(tgm_model *m);
 /* One `- func:` entry of native_functions.yaml, parsed into c->m (parse_native.c): what a
  * backend file's custom operators (codegen/backend/) are read with. */
 void tgm__parse_native_entry(tgm_parse_ctx *c, const yaml_node_t *entry);
+/* A native file parsed into *out (n entries) instead of m->funcs, which it leaves as they
+ * were: --import's and --base's operators. Returns the number of errors. */
+int tgm__parse_aside(tgm_model *m, const char *path, tgm_func ***out, int *n);
 /* Whether `name` is a field of a native_functions.yaml entry. */
 bool tgm__native_field_known(const char *name);
 

@@ -215,6 +215,9 @@ typedef struct tgm_func {
     struct tgm_func *autogen_from; /* the entry whose autogen list produced this one */
     bool invalid; /* validate() reported an error on this entry alone: nothing is derived from
                    * it (autogen), since its schema may lack what derivation relies on */
+    /* --base: the base's operator this entry restates with the same schema (a backend's
+     * `official:` entry naming PyTorch's): not the file's own operator (spec/base.c). */
+    const struct tgm_func *base;
 } tgm_func;
 
 /* ---- formula expressions (codegen/formula_parse.c) ----
@@ -329,6 +332,8 @@ typedef struct tgm_reading {
     int version_skipped;          /* entries whose versions exclude version_used */
     int restated;                 /* `symint:` / `autograd:` entries restating a definition */
     int ns_skipped;               /* entries of other namespaces than only_ns */
+    const char *base;             /* --base: the spec the file extends; NULL: none */
+    int base_restated;            /* entries restating an operator of the base (tgm_func.base) */
     const char *ns_skipped_names; /* "aten 4, et_copy 2" */
     int *data_fields;             /* per field of data_fields.c's table: entries that have it */
 } tgm_reading;
@@ -346,6 +351,10 @@ typedef struct tgm_model {
      * spec. */
     tgm_func **imports;
     int nimports;
+    /* --base: m->imports are the operators of the spec the checked file extends (PyTorch's
+     * native_functions.yaml for a backend's file; spec/base.c), not tensorgen's: formulas may
+     * call them and entries may restate them, but they are not the file's. */
+    bool imports_base;
     tgm_derivative **derivs;
     int nderivs;
     struct tgm_name_map *func_index; /* full_name -> func; built by tgm_validate */
@@ -368,6 +377,11 @@ int tgm_parse_derivatives(tgm_model *m, const char *path);
 /* tensorgen's operator interface file (tensorgen_api.yaml) into m->imports: entries with
  * `func:`, `variants:` and `c_name:` (required). */
 int tgm_parse_imports(tgm_model *m, const char *path);
+/* --base (spec/base.c): the spec the file extends into m->imports (m->imports_base), read
+ * before the file; then, once the file is read, each of its entries naming a base operator
+ * must restate it with the same schema (tgm_func.base), else an error at the entry. */
+int tgm_parse_base(tgm_model *m, const char *path);
+int tgm_match_base(tgm_model *m);
 /* The autograd vocabulary file (spec/parse_vocab.c): its entries' schemas, checked (none writes
  * an argument, is in place or returns nothing; no name twice), as an arena array in *out. */
 int tgm_parse_vocab(tgm_arena *a, const char *path, tgm_func ***out, int *n);

@@ -345,7 +345,8 @@ static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
         const char *key = tgm__field_name(c->d, pairs, p, NULL);
         if (!key) continue;
         if (!strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
-        else if (!tgm__native_field_known(key) && !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
+        else if (!tgm__native_field_known(key) &&
+                 !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
             tgm_error(tgm__node_loc(c->d, tgm__yaml_node(c->d, p->key)), "unknown field '%s'", key);
     }
     return func;
@@ -377,16 +378,26 @@ int tgm_parse_native_functions(tgm_model *m, const char *path)
     return tgm__parse_entries(m, path, "func", tgm__parse_native_entry);
 }
 
-int tgm_parse_imports(tgm_model *m, const char *path)
+int tgm__parse_aside(tgm_model *m, const char *path, tgm_func ***out, int *n)
 {
-    /* Parsed like a native file, then moved aside: before the library's own entries. */
     tgm_func **own = m->funcs;
     int nown = m->nfuncs;
     m->funcs = NULL;
     m->nfuncs = 0;
     int errors = tgm_parse_native_functions(m, path);
-    for (int i = 0; i < m->nfuncs; i++) {
-        tgm_func *f = m->funcs[i];
+    *out = m->funcs;
+    *n = m->nfuncs;
+    m->funcs = own;
+    m->nfuncs = nown;
+    return errors;
+}
+
+int tgm_parse_imports(tgm_model *m, const char *path)
+{
+    /* Parsed like a native file, then moved aside: before the library's own entries. */
+    int errors = tgm__parse_aside(m, path, &m->imports, &m->nimports);
+    for (int i = 0; i < m->nimports; i++) {
+        tgm_func *f = m->imports[i];
         if (!f->c_name) {
             tgm_error(f->loc,
                       "'%s' has no c_name: an interface file (--import) names each "
@@ -397,9 +408,5 @@ int tgm_parse_imports(tgm_model *m, const char *path)
         f->kind = tgm__schema_kind(&f->schema);
         f->schema.ns = NULL; /* tensorgen's own: aten */
     }
-    m->imports = m->funcs;
-    m->nimports = m->nfuncs;
-    m->funcs = own;
-    m->nfuncs = nown;
     return errors;
 }

@@ -106,9 +106,11 @@ static inline tg_tensor *tg__ag_tensor_at(void *base, uint16_t off)
 {
     return *(tg_tensor **)tg__ag_field(base, off);
 }
+/* A Tensor[]?'s None (TG_NO_TENSORS) reads as the empty list: no edges, no tangents. */
 static inline tg_tensor_list tg__ag_list_at(void *base, uint16_t off)
 {
-    return *(tg_tensor_list *)tg__ag_field(base, off);
+    tg_tensor_list l = *(tg_tensor_list *)tg__ag_field(base, off);
+    return tg_is_none_tensors(l) ? (tg_tensor_list){ NULL, 0 } : l;
 }
 /* Input `in` of a frame as n tensors: a TensorList's elements, or the one Tensor (through
  * *one, which must outlive the use). */

@@ -80,7 +80,8 @@ static inline TG__UNUSED tg_fnptr tg__pick_kernel(const tg_op_entry *row, tg_key
     return tg_dispatch_lookup(row, ks, boxed);
 }
 
-/* The key set of a Tensor[] argument: the union of its elements' keys. */
+/* The key set of a Tensor[] argument: the union of its elements' keys (none for a Tensor[]?'s
+ * None, whose length is negative). */
 static inline TG__UNUSED tg_keyset tg__list_keys(tg_tensor_list l)
 {
     tg_keyset ks = 0;
@@ -200,6 +201,18 @@ static inline TG__UNUSED bool tg__unbox_opt_tensor_list(const tg_ivalue *v, tg_t
     if (v->tag != TG_IV_TENSOR_LIST) return true;
     *out = v->v.tensors;
     return false;
+}
+/* ---- Tensor[]?: None (TG_NO_TENSORS, a length of TG_NONE_LEN) boxes as None; a present list
+ * as a Tensor[] ---- */
+static inline TG__UNUSED void tg__box_tensor_list_or_none(tg_boxed_stack *s, tg_tensor_list l)
+{
+    if (tg_is_none_tensors(l)) tg__push_iv(s, (tg_ivalue){ .tag = TG_IV_NONE });
+    else tg__box_tensor_list(s, l);
+}
+static inline TG__UNUSED bool tg__unbox_tensor_list_or_none(const tg_ivalue *v, tg_tensor_list *out)
+{
+    *out = TG_NO_TENSORS;
+    return v->tag != TG_IV_NONE && tg__unbox_tensor_list(v, out);
 }
 /* A Tensor[] result: the stack takes over the kernel's array and element references (the
  * caller of tg_call_boxed releases them with tg_tensor_list_release). */

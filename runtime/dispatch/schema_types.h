@@ -60,6 +60,7 @@
  *                           is a NaN with a payload of its own)
  *                opt_list   optional: the plain list, None when .data is NULL
  *                opt_same   optional: the plain kind's C type, None when it is `none`
+ *                opt_written  optional, its helpers written by hand like "written"
  *   tag        the tag of its boxed values (TG_IV_<tag>)
  *   none       C text of None: the default of an optional argument written `=None`, what
  *              unboxing None gives; for a plain enum, pointer or device, the value that boxes
@@ -111,6 +112,9 @@
     /* Tensor?[]: a list whose elements may be NULL (None), not an optional list */                \
     X(OPT_TENSOR_LIST, "Tensor?[]", "tg_tensor_list", "opt_tensor_list", "written", TENSOR_LIST,   \
       "", "", "")                                                                                  \
+    /* Tensor[]?, an optional list: None is TG_NO_TENSORS, whose .len is TG_NONE_LEN */            \
+    X(TENSOR_LIST_OR_NONE, "Tensor[]?", "tg_tensor_list", "tensor_list_or_none", "opt_written",    \
+      TENSOR_LIST, "{ .data = NULL, .len = TG_NONE_LEN }", "%s", "")                               \
     X(FLOAT_LIST, "float[] SymFloat[] Scalar[]", "tg_float_list", "float_list", "list",            \
       FLOAT_LIST, "", "", "")                                                                      \
     X(OPT_FLOAT_LIST, "float[]? SymFloat[]? Scalar[]?", "tg_float_list", "opt_float_list",         \

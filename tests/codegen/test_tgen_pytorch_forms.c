@@ -111,6 +111,13 @@ Test(tgen_pytorch_forms, engine_uses_the_derived_c_names)
     if (rest) *rest = '\n';
 }
 
+/* A SymInt's `.expect_int()` (op-plugin's formulas) is the int itself. */
+Test(tgen_pytorch_forms, expect_int_is_the_int)
+{
+    expect_has("/* self: first_rows(grad, self.sym_size(0).expect_int() - n) */");
+    expect_has("if (!(t1 = tg_first_rows(grads[0], (t0 - n->n_)))) goto done;");
+}
+
 /* `.conj()` of a tensor is the operator conj (logaddexp's formulas). */
 Test(tgen_pytorch_forms, conj_method_is_the_operator) { expect_has("tg_conj(t2)"); }
 

@@ -103,3 +103,44 @@ Test(tgen_sections, optional_tensor_in_tuple)
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
     cr_expect_eq(system(cmd), 0);
 }
+
+/* --base: a file checked against the spec it extends. Its formulas call the base's operators
+ * (mH, not restated; add.Scalar beside the restated add.Tensor); its restating entries (tril
+ * with int for SymInt and another argument name) are not counted as its functions. Alone, the
+ * same file's formulas name unknown operators. The restatement with another default is in
+ * errors.tsv (base_restate_other). */
+Test(tgen_sections, base_operators_are_known_not_counted)
+{
+    const char *args[] = { "--check",
+                           "--strict",
+                           "--base",
+                           GOOD "base_native.yaml",
+                           GOOD "base_extends.yaml",
+                           GOOD "base_extends_derivs.yaml",
+                           NULL };
+    expect_check(args, "ok: 1 functions, 2 derivatives, 3/3 formulas parsed\n"
+                       "base: 5 operators of tests/codegen/good/base_native.yaml known; 2 entries "
+                       "restating one of them, not counted as functions\n");
+    const char *alone[] = { "--check", "--strict", GOOD "base_extends.yaml",
+                            GOOD "base_extends_derivs.yaml", NULL };
+    tgen_result r = tgen_run(alone);
+    cr_expect_eq(r.status, 1);
+    cr_expect(r.err && strstr(r.err, "base_extends_derivs.yaml:2:18: error: unknown method 'mH'"),
+              "%s", r.err ? r.err : "");
+    tgen_result_free(&r);
+    /* a --check option, of aten's files */
+    const char *gen[] = {
+        "--gen", "--base", GOOD "base_native.yaml", "--native", GOOD "base_extends.yaml", "--out",
+        "/tmp",  NULL
+    };
+    const char *ns[] = { "--check", "--namespace",           "myops",
+                         "--base",  GOOD "base_native.yaml", GOOD "base_extends.yaml",
+                         NULL };
+    const char *const *bad[] = { gen, ns };
+    for (int i = 0; i < 2; i++) {
+        r = tgen_run(bad[i]);
+        cr_expect_eq(r.status, 2, "case %d: status %d", i, r.status);
+        cr_expect(r.err && strstr(r.err, "--base"), "%s", r.err ? r.err : "");
+        tgen_result_free(&r);
+    }
+}

@@ -114,6 +114,66 @@ Test(ext_ops, calls_by_name)
     tg_release(x);
 }
 
+/* Tensor[]? (an optional list of tensors): given, empty or None, positionally and as an
+ * option, through the generated function, its boxed path (the profiler routes the stub through
+ * tg__box_/tg__unbox_tensor_list_or_none) and a call by name with None on the stack. */
+static void expect_sum_with(tg_tensor *x, tg_tensor *a, tg_tensor *b)
+{
+    tg_tensor *r = testops_sum_with(x, TG_NO_TENSORS); /* None adds 100 */
+    expect_values(r, (double[]){ 101, 102 }, 2);
+    tg_release(r);
+    r = testops_sum_with(x, TG_TENSORS(a, b)); /* x + a + b */
+    expect_values(r, (double[]){ 111, 222 }, 2);
+    tg_release(r);
+    r = testops_sum_with(x, ((tg_tensor_list){ NULL, 0 }),
+                         .less = TG_TENSORS(a)); /* empty: x - a */
+    expect_values(r, (double[]){ -9, -18 }, 2);
+    tg_release(r);
+    r = testops_sum_with(x, TG_TENSORS(a), .less = TG_NO_TENSORS);
+    expect_values(r, (double[]){ 11, 22 }, 2);
+    tg_release(r);
+    r = testops_sum_with(x, TG_TENSORS(a, NULL)); /* a NULL element of a present list */
+    cr_expect_null(r);
+    cr_expect(strstr(tg_last_error(), "argument 'more' is NULL"), "%s", tg_last_error());
+    tg_clear_error();
+}
+
+Test(ext_ops, optional_tensor_lists)
+{
+    cr_expect(tg_is_none_tensors(TG_NO_TENSORS) && !tg_is_none_tensors((tg_tensor_list){ 0 }));
+    tg_tensor *x = vec((double[]){ 1, 2 }, 2), *a = vec((double[]){ 10, 20 }, 2),
+              *b = vec((double[]){ 100, 200 }, 2);
+    expect_sum_with(x, a, b);
+    cr_assert_eq(tg_profiler_start(), 0);
+    expect_sum_with(x, a, b);
+    cr_assert_eq(tg_profiler_stop(), 0);
+
+    tg_boxed_stack s = { .n = 0 };
+    tg_boxed_push_tensor(&s, x);
+    tg_boxed_push_tensor_list(&s, TG_NO_TENSORS);
+    cr_expect_eq(s.v[1].tag, TG_IV_NONE);
+    tg_boxed_push_tensor_list(&s, TG_TENSORS(a, b));
+    cr_assert_eq(tg_call_boxed("testops::sum_with", &s), 0, "%s", tg_last_error());
+    cr_assert_eq(s.n, 1);
+    expect_values(s.v[0].v.t, (double[]){ -9, -118 }, 2); /* x + 100 - a - b */
+    tg_boxed_clear(&s);
+    tg_boxed_push_tensor(&s, x);
+    tg_boxed_push_int(&s, 3);
+    tg_boxed_push_none(&s);
+    cr_expect_eq(tg_call_boxed("testops::sum_with", &s), -1);
+    cr_expect_str_eq(tg_last_error(), "testops::sum_with: argument 'more' (position 2) must be "
+                                      "Tensor[]?, not int");
+    tg_clear_error();
+
+    /* An input that requires grad: the recorded node skips a None list */
+    tg_tensor_set_requires_grad(a, true);
+    tg_tensor *r = testops_sum_with(a, TG_NO_TENSORS, .less = TG_TENSORS(b));
+    expect_values(r, (double[]){ 10, -80 }, 2);
+    cr_expect(tg_tensor_requires_grad(r));
+    tg_release(r);
+    kt_release_all(x, a, b);
+}
+
 Test(ext_ops, errors_name_the_operator)
 {
     tg_tensor *i = tg_tensor_from_data((int64_t[]){ 1, 2 }, (int64_t[]){ 2 }, 1, TG_INT64);

@@ -8,6 +8,7 @@
 #include "testops/kernels/scale.h"
 #include "testops/kernels/scaled_square.h"
 #include "testops/kernels/split_sign.h"
+#include "testops/kernels/sum_with.h"
 #include "testops/ops/scale.h"
 
 /* self * factor, over contiguous float32/float64 data: a plain loop, the way a kernel that
@@ -76,4 +77,23 @@ tg_tensor *testops__cpu_clamp_max_cpu_(tg_tensor *self, double limit)
     tg_tensor *w = r ? tg_copy_(self, r) : NULL;
     tg_release(r);
     return w;
+}
+
+/* self + sum(more) - sum(less), each list given or None; a None `more` adds 100, so that a
+ * caller sees None and the empty list arrive apart. Tensor[]? is a tg_tensor_list whose None
+ * is TG_NO_TENSORS (tg_is_none_tensors). */
+tg_tensor *testops__cpu_sum_with_cpu(tg_tensor *self, tg_tensor_list more, tg_tensor_list less)
+{
+    tg_tensor *acc = tg_is_none_tensors(more) ? tg_add_scalar(self, 100.0) : tg_clone(self);
+    for (int64_t i = 0; acc && !tg_is_none_tensors(more) && i < more.len; i++) {
+        tg_tensor *next = tg_add(acc, more.data[i]);
+        tg_release(acc);
+        acc = next;
+    }
+    for (int64_t i = 0; acc && !tg_is_none_tensors(less) && i < less.len; i++) {
+        tg_tensor *next = tg_sub(acc, less.data[i]);
+        tg_release(acc);
+        acc = next;
+    }
+    return acc;
 }
