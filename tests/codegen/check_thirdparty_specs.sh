@@ -91,7 +91,7 @@ while IFS=$'\t' read -r name want core flags native derivs; do
   esac
   # The first line, or for a kernel-library file the line about its selection.
   summary=$(grep -m1 '^selection' "$scratch/out.txt" || head -1 "$scratch/out.txt")
-  summary=$(cut -c1-130 <<<"$summary")
+  summary=$(sed "s/^selection [^:]*: //" <<<"$summary" | cut -c1-130)
   if [ "$core" != - ] && [ "${CHECK_ONLY:-0}" != 1 ]; then
     out=$scratch/$name
     headers=$(core_headers "$core")
