@@ -53,6 +53,11 @@ static bool viable(const tga_op *op, tgf_node **args, int nargs, int *wild)
             while (pi + 1 < op->nargs && tgf_options_part(&op->args[pi + 1])) pi++;
             continue;
         }
+        int mf = tgf_memory_format_options(op, pi, args[ai]);
+        if (mf >= 0) { /* TensorOptions(memory_format): the group, then memory_format */
+            pi = mf;
+            continue;
+        }
         int a = accepts(&op->args[pi], args[ai]);
         if (a == NO) return false;
         *wild += a == YES_UNCHECKED;
@@ -123,6 +128,9 @@ static tgf_node *resolve(tgf_checker *c, const tgm_expr *src, size_t name_at, co
     const tga_op *cands[MAX_CANDIDATES];
     bool method = src->kind == TGM_EXPR_METHOD;
     int nops, n = candidates(c, name, method, cands, &nops);
+    /* A helper under the name an older release gave it (formula_renames.c). */
+    int renamed = n == 0 && !method && !c->ops->imports ? tgf_rename_find(name) : -1;
+    if (renamed >= 0) n = candidates(c, tgf_rename_target(renamed), false, cands, &nops);
     if (n == 0) {
         if (c->ops->imports) /* an operator library's formula: no vocabulary */
             tgf_fail(c, name_at,
@@ -149,6 +157,7 @@ static tgf_node *resolve(tgf_checker *c, const tgm_expr *src, size_t name_at, co
         int wild;
         if (!viable(cands[i], args, nargs, &wild)) continue;
         if (wild) c->unchecked = true;
+        if (renamed >= 0 && c->renamed) c->renamed[renamed]++;
         return call_node(c, src, cands[i], args, nargs, i >= nops);
     }
     /* Which overloads could take this many arguments at all? */

@@ -356,8 +356,10 @@ typedef struct tgm_model {
     /* tags.yaml's tags -> the tgm_loc of their definition; NULL without a tags file, when any
      * tag is accepted. */
     struct tgm_name_map *tags;
-    const char *autograd_functions; /* the autograd vocabulary file the formula checker reads
-                                      * (formula.h, tgf_vocab), or NULL */
+    /* The autograd vocabulary files the formula checker reads (formula.h, tgf_vocab), in the
+     * order given (a later file's entries override an earlier one's); none: no vocabulary. */
+    const char *const *autograd_functions;
+    int nautograd_functions;
     tgm_reading reading;            /* what the readers chose, skipped or took as data */
 } tgm_model;
 
