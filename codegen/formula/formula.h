@@ -326,6 +326,9 @@ bool tgf_options_part(const tga_arg *p);
  * the `MemoryFormat? memory_format` parameter right after the group (ATen merges the two so).
  * Returns that parameter's index, or -1 when arg is not such a MemoryFormat. */
 int tgf_memory_format_options(const tga_op *op, int pi, const tgf_node *arg);
+/* Whether n is `{}`, an empty list, which C++ also takes for a Tensor (undefined) or any
+ * optional (std::nullopt) parameter: `_convolution_double_backward(ggI, ggW, {}, ...)`. */
+bool tgf_empty_braces(const tgf_node *n);
 
 /* ------------------------------------------------------------------ C (formula_c.c) */
 

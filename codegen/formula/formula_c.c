@@ -231,6 +231,10 @@ static const char **call_values(cc *c, const tgf_node *n)
             vals[pi] = convert(c, &op->args[pi], arg->type, tgf__c_compile(c, arg).c);
             continue;
         }
+        if (tgf_empty_braces(arg) && op->args[pi].kind != arg->type) { /* `{}`: none */
+            vals[pi] = op->args[pi].kind == TGA_TENSOR ? "NULL" : none_value(c, op->args[pi].kind);
+            continue;
+        }
         if ((int)arg->type != TGF_KIND_OPTIONS) {
             vals[pi] = convert(c, &op->args[pi], arg->type, tgf__c_compile(c, arg).c);
             continue;

@@ -109,6 +109,8 @@ bool tgf_options_part(const tga_arg *p)
            (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
 }
 
+bool tgf_empty_braces(const tgf_node *n) { return n->kind == TGF_LIST && n->nargs == 0; }
+
 int tgf_memory_format_options(const tga_op *op, int pi, const tgf_node *arg)
 {
     if (arg->type != TGA_MEMORY_FORMAT || arg->ntuple || pi >= op->nargs ||

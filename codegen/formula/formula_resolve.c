@@ -27,6 +27,8 @@ static int accepts(const tga_arg *p, const tgf_node *arg)
     if (arg->ntuple) return NO;
     if (p->kind == TGA_UNSUPPORTED || arg->type == TGA_UNSUPPORTED) return YES_UNCHECKED;
     if ((int)arg->type == TGF_KIND_NONE) return is_optional_kind(p->kind) ? YES : NO;
+    /* `{}`: C++ value-initializes the parameter: an undefined Tensor, std::nullopt. */
+    if (tgf_empty_braces(arg) && (p->kind == TGA_TENSOR || is_optional_kind(p->kind))) return YES;
     if (arg->type >= TGA_KIND_COUNT) return NO;
     if (tgf_accepts(p->kind, arg->type)) return YES;
     return arg->type == TGA_INT && (p->kind == TGA_INT_LIST || p->kind == TGA_OPT_INT_LIST) &&
