@@ -95,7 +95,7 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
-    const char *ns, *import;             /* --namespace, --import */
+    const char *ns, *import; /* --namespace, --import */
     /* --autograd-functions, each time it is given (a later file's entries override an
      * earlier one's: formula_vocab.c) */
     const char *vocab[TGF_MAX_VOCAB_FILES];
@@ -230,17 +230,17 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
         o->vocab[o->nvocab++] = argv[++*i];
         return 1;
     }
-    const char **slot = !strcmp(argv[*i], "--tags")                 ? &o->tags
-                        : !strcmp(argv[*i], "--runtime")            ? &o->runtime
-                        : !strcmp(argv[*i], "--namespace")          ? &o->ns
-                        : !strcmp(argv[*i], "--import")             ? &o->import
-                        : !strcmp(argv[*i], "--torch-version")      ? &o->torch_version
-                        : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
-                        : !strcmp(argv[*i], "--backend")            ? &o->backend
-                        : !strcmp(argv[*i], "--backend-name")       ? &o->backend_name
-                        : !strcmp(argv[*i], "--select")             ? &o->select
-                        : !strcmp(argv[*i], "--select-objects")     ? &o->select_objects
-                                                                    : NULL;
+    const char **slot = !strcmp(argv[*i], "--tags")             ? &o->tags
+                        : !strcmp(argv[*i], "--runtime")        ? &o->runtime
+                        : !strcmp(argv[*i], "--namespace")      ? &o->ns
+                        : !strcmp(argv[*i], "--import")         ? &o->import
+                        : !strcmp(argv[*i], "--torch-version")  ? &o->torch_version
+                        : !strcmp(argv[*i], "--only-namespace") ? &o->only_ns
+                        : !strcmp(argv[*i], "--backend")        ? &o->backend
+                        : !strcmp(argv[*i], "--backend-name")   ? &o->backend_name
+                        : !strcmp(argv[*i], "--select")         ? &o->select
+                        : !strcmp(argv[*i], "--select-objects") ? &o->select_objects
+                                                                : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
     *slot = argv[++*i];

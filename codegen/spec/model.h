@@ -360,7 +360,7 @@ typedef struct tgm_model {
      * order given (a later file's entries override an earlier one's); none: no vocabulary. */
     const char *const *autograd_functions;
     int nautograd_functions;
-    tgm_reading reading;            /* what the readers chose, skipped or took as data */
+    tgm_reading reading; /* what the readers chose, skipped or took as data */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
