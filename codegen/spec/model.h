@@ -399,6 +399,10 @@ const char *tgm_base_name(tgm_base b); /* "Tensor", "int", ... as written in sch
 bool tgm_schema_returns_alias(const tgm_schema *s, const char *set);
 /* The index of the argument named `name`, or -1. */
 int tgm_schema_arg_index(const tgm_schema *s, const char *name);
+/* The index of `self`, the positional argument of that name, as torchgen finds it (it need
+ * not be first: torch_mlu's `f_(Tensor input, Tensor(a!) self, ...)` has a pre-self
+ * positional), or -1. An in-place entry writes and returns it. */
+int tgm_schema_self_index(const tgm_schema *s);
 /* The output a derivatives.yaml name stands for: `result` (one output), `result0`, `result1`,
  * ... (several), or a return's own name; -1 when none. */
 int tgm_schema_output_index(const tgm_schema *s, const char *name);
