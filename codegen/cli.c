@@ -80,7 +80,9 @@ static const char usage[] =
     "            the functions formulas may call besides operators (docs/autograd.md);\n"
     "            default: autograd_functions.yaml beside the derivatives file, else the\n"
     "            project's specs/autograd_functions.yaml (the first specs/ above tgen's\n"
-    "            own directory)\n"
+    "            own directory). Given several times, the files stack: a later file's\n"
+    "            entries are tried first and replace an earlier one's of the same name\n"
+    "            (specs/autograd_functions-1.5.yaml over the default: PyTorch 1.5's)\n"
     "  --select LIST\n"
     "            a selective build (docs/generated-code.md, \"Selective builds\"): LIST is a\n"
     "            kernel-library file (.yaml: `- op: add.out` with `kernels:`, ExecuTorch's form)\n"
@@ -99,9 +101,12 @@ static const char usage[] =
  * first error in other words. Returns the number of errors. */
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
-    const char *ns, *import;             /* --namespace, --import */
-    const char *base;                    /* --base (spec/base.c) */
-    const char *vocab;                   /* --autograd-functions */
+    const char *ns, *import; /* --namespace, --import */
+    const char *base;        /* --base (spec/base.c) */
+    /* --autograd-functions, each time it is given (a later file's entries override an
+     * earlier one's: formula_vocab.c) */
+    const char *vocab[TGF_MAX_VOCAB_FILES];
+    int nvocab;
     const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
@@ -216,9 +221,16 @@ static int load(tgm_model *m, const load_opts *o)
     }
     /* A library's formulas call operators only: the vocabulary's functions are tensorgen's
      * internals, which a library cannot link (unless a file is given). */
-    m->autograd_functions = o->vocab ? o->vocab
-                            : o->ns  ? NULL
-                                     : tgf_vocab_default_path(m->arena, o->derivs, o->argv0);
+    if (o->nvocab) {
+        m->autograd_functions = o->vocab;
+        m->nautograd_functions = o->nvocab;
+    } else {
+        const char *path = o->ns ? NULL : tgf_vocab_default_path(m->arena, o->derivs, o->argv0);
+        const char **one = tgm_alloc(m->arena, sizeof *one);
+        *one = path;
+        m->autograd_functions = one;
+        m->nautograd_functions = path != NULL;
+    }
     if (errors == 0 || o->validate_anyway) errors += tgm_validate(m);
     return errors;
 }
@@ -227,19 +239,23 @@ static int load(tgm_model *m, const load_opts *o)
  * and moves past it. Returns 0 when argv[*i] is none of them, -1 when its value is missing. */
 static int load_option(int argc, char **argv, int *i, load_opts *o)
 {
-    const char **slot = !strcmp(argv[*i], "--tags")                 ? &o->tags
-                        : !strcmp(argv[*i], "--runtime")            ? &o->runtime
-                        : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
-                        : !strcmp(argv[*i], "--namespace")          ? &o->ns
-                        : !strcmp(argv[*i], "--import")             ? &o->import
-                        : !strcmp(argv[*i], "--base")               ? &o->base
-                        : !strcmp(argv[*i], "--torch-version")      ? &o->torch_version
-                        : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
-                        : !strcmp(argv[*i], "--backend")            ? &o->backend
-                        : !strcmp(argv[*i], "--backend-name")       ? &o->backend_name
-                        : !strcmp(argv[*i], "--select")             ? &o->select
-                        : !strcmp(argv[*i], "--select-objects")     ? &o->select_objects
-                                                                    : NULL;
+    if (!strcmp(argv[*i], "--autograd-functions")) { /* may be given several times */
+        if (*i + 1 >= argc || o->nvocab == TGF_MAX_VOCAB_FILES) return -1;
+        o->vocab[o->nvocab++] = argv[++*i];
+        return 1;
+    }
+    const char **slot = !strcmp(argv[*i], "--tags")             ? &o->tags
+                        : !strcmp(argv[*i], "--runtime")        ? &o->runtime
+                        : !strcmp(argv[*i], "--namespace")      ? &o->ns
+                        : !strcmp(argv[*i], "--import")         ? &o->import
+                        : !strcmp(argv[*i], "--base")           ? &o->base
+                        : !strcmp(argv[*i], "--torch-version")  ? &o->torch_version
+                        : !strcmp(argv[*i], "--only-namespace") ? &o->only_ns
+                        : !strcmp(argv[*i], "--backend")        ? &o->backend
+                        : !strcmp(argv[*i], "--backend-name")   ? &o->backend_name
+                        : !strcmp(argv[*i], "--select")         ? &o->select
+                        : !strcmp(argv[*i], "--select-objects") ? &o->select_objects
+                                                                : NULL;
     if (!slot) return 0;
     if (*i + 1 >= argc) return -1;
     *slot = argv[++*i];
@@ -365,13 +381,14 @@ static int run_check(int argc, char **argv, const char *argv0)
     }
     lo.validate_anyway = strict && lo.derivs;
     int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
+    const char *renamed = NULL; /* formula_renames.c's rows used */
     if (lo.backend) {
         if (!errors) errors = tgb_cli_check(&m, lo.backend, lo.backend_name, lo.native);
         tgm_arena_free(m.arena);
         return errors ? 1 : 0;
     }
     if ((!errors || lo.validate_anyway) && strict)
-        errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
+        errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited, &renamed);
     const char *selection = NULL; /* --select's summary lines */
     if (!errors && lo.select) errors += tgk_cli_check(&m, lo.select, &selection);
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
@@ -384,6 +401,7 @@ static int run_check(int argc, char **argv, const char *argv0)
             printf("\n");
             print_other_keys(&m);
             tgm_print_reading(&m);
+            if (renamed) printf("older names of autograd helpers resolved: %s\n", renamed);
             if (selection) fputs(selection, stdout);
             /* What --strict could not check, so that a clean check is not mistaken for more
              * than it is: formulas using types without a C mapping, entries of operators

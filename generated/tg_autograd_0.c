@@ -2227,7 +2227,7 @@ static const tg_ag_entry ScatterReduceBackward0_entry = {
 /* empty_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_empty_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "empty_like", "empty_like", &EmptyLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "empty_like", "empty_like", &EmptyLikeBackward0_entry, false, 0 };
     tg__frame_EmptyLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_empty_like_fn(self, (tg_empty_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -2238,7 +2238,7 @@ tg_tensor *tg__autograd_kernel_empty_like(tg_tensor *self, tg_dtype dtype, tg_la
 /* fill_.Scalar(Tensor(a!) self, Scalar value) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_fill_(tg_tensor *self, double value)
 {
-    static const tg_ag_op tg_op = { "fill_", "fill_.Scalar", &FillBackward0_entry, true };
+    static const tg_ag_op tg_op = { "fill_", "fill_.Scalar", &FillBackward0_entry, true, 0 };
     tg__frame_FillBackward0 tg_x = { .self = self, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_fill_(self, value);
@@ -2260,7 +2260,7 @@ tg_tensor *tg__autograd_kernel_zeros_out(tg_int_list size, tg_tensor *out)
 /* rand_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_rand_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "rand_like", "rand_like", &RandLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "rand_like", "rand_like", &RandLikeBackward0_entry, false, 0 };
     tg__frame_RandLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_rand_like_fn(self, (tg_rand_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -2271,7 +2271,7 @@ tg_tensor *tg__autograd_kernel_rand_like(tg_tensor *self, tg_dtype dtype, tg_lay
 /* div.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "div", "div.Tensor", &DivBackward0_entry, false };
+    static const tg_ag_op tg_op = { "div", "div.Tensor", &DivBackward0_entry, false, 0 };
     tg__frame_DivBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div(self, other);
@@ -2282,7 +2282,7 @@ tg_tensor *tg__autograd_kernel_div(tg_tensor *self, tg_tensor *other)
 /* div_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_div_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "div_", "div_.Tensor", &DivBackward0_entry, true };
+    static const tg_ag_op tg_op = { "div_", "div_.Tensor", &DivBackward0_entry, true, 0 };
     tg__frame_DivBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div_(self, other);
@@ -2304,7 +2304,7 @@ tg_tensor *tg__autograd_kernel_div_out(tg_tensor *self, tg_tensor *other, tg_ten
 /* div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor */
 tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    static const tg_ag_op tg_op = { "div", "div.Tensor_mode", &DivBackward1_entry, false };
+    static const tg_ag_op tg_op = { "div", "div.Tensor_mode", &DivBackward1_entry, false, 0 };
     tg__frame_DivBackward1 tg_x = { .self = self, .other = other, .rounding_mode = rounding_mode };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div_mode(self, other, rounding_mode);
@@ -2315,7 +2315,7 @@ tg_tensor *tg__autograd_kernel_div_mode(tg_tensor *self, tg_tensor *other, const
 /* div_.Tensor_mode(Tensor(a!) self, Tensor other, *, str? rounding_mode) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_div_mode_(tg_tensor *self, tg_tensor *other, const char *rounding_mode)
 {
-    static const tg_ag_op tg_op = { "div_", "div_.Tensor_mode", &DivBackward1_entry, true };
+    static const tg_ag_op tg_op = { "div_", "div_.Tensor_mode", &DivBackward1_entry, true, 0 };
     tg__frame_DivBackward1 tg_x = { .self = self, .other = other, .rounding_mode = rounding_mode };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_div_mode_(self, other, rounding_mode);
@@ -2337,7 +2337,7 @@ tg_tensor *tg__autograd_kernel_div_mode_out(tg_tensor *self, tg_tensor *other, c
 /* where.self(Tensor condition, Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_where(tg_tensor *condition, tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "where", "where.self", &WhereBackward0_entry, false };
+    static const tg_ag_op tg_op = { "where", "where.self", &WhereBackward0_entry, false, 0 };
     tg__frame_WhereBackward0 tg_x = { .condition = condition, .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_where(condition, self, other);
@@ -2359,7 +2359,7 @@ tg_tensor *tg__autograd_kernel_where_out(tg_tensor *condition, tg_tensor *self, 
 /* exp(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "exp", "exp", &ExpBackward0_entry, false };
+    static const tg_ag_op tg_op = { "exp", "exp", &ExpBackward0_entry, false, 0 };
     tg__frame_ExpBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_exp(self);
@@ -2370,7 +2370,7 @@ tg_tensor *tg__autograd_kernel_exp(tg_tensor *self)
 /* exp_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_exp_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "exp_", "exp_", &ExpBackward0_entry, true };
+    static const tg_ag_op tg_op = { "exp_", "exp_", &ExpBackward0_entry, true, 0 };
     tg__frame_ExpBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_exp_(self);
@@ -2392,7 +2392,7 @@ tg_tensor *tg__autograd_kernel_exp_out(tg_tensor *self, tg_tensor *out)
 /* tanh(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "tanh", "tanh", &TanhBackward0_entry, false };
+    static const tg_ag_op tg_op = { "tanh", "tanh", &TanhBackward0_entry, false, 0 };
     tg__frame_TanhBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tanh(self);
@@ -2403,7 +2403,7 @@ tg_tensor *tg__autograd_kernel_tanh(tg_tensor *self)
 /* tanh_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_tanh_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "tanh_", "tanh_", &TanhBackward0_entry, true };
+    static const tg_ag_op tg_op = { "tanh_", "tanh_", &TanhBackward0_entry, true, 0 };
     tg__frame_TanhBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tanh_(self);
@@ -2425,7 +2425,7 @@ tg_tensor *tg__autograd_kernel_tanh_out(tg_tensor *self, tg_tensor *out)
 /* sum.dim_IntList(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_sum(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "sum", "sum.dim_IntList", &SumBackward0_entry, false };
+    static const tg_ag_op tg_op = { "sum", "sum.dim_IntList", &SumBackward0_entry, false, 0 };
     tg__frame_SumBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sum_fn(self, (tg_sum_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
@@ -2447,7 +2447,7 @@ tg_tensor *tg__autograd_kernel_sum_out(tg_tensor *self, tg_int_list dim, bool ke
 /* amin(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_amin(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "amin", "amin", &AminBackward0_entry, false };
+    static const tg_ag_op tg_op = { "amin", "amin", &AminBackward0_entry, false, 0 };
     tg__frame_AminBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_amin_fn(self, (tg_amin_opts){ .dim = dim, .keepdim = keepdim });
@@ -2469,7 +2469,7 @@ tg_tensor *tg__autograd_kernel_amin_out(tg_tensor *self, tg_int_list dim, bool k
 /* view(Tensor(a) self, SymInt[] size) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 {
-    static const tg_ag_op tg_op = { "view", "view", &ViewBackward0_entry, false };
+    static const tg_ag_op tg_op = { "view", "view", &ViewBackward0_entry, false, 0 };
     tg__frame_ViewBackward0 tg_x = { .self = self, .size = size };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_view(self, size);
@@ -2480,7 +2480,7 @@ tg_tensor *tg__autograd_kernel_view(tg_tensor *self, tg_int_list size)
 /* transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t dim1)
 {
-    static const tg_ag_op tg_op = { "transpose", "transpose.int", &TransposeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "transpose", "transpose.int", &TransposeBackward0_entry, false, 0 };
     tg__frame_TransposeBackward0 tg_x = { .self = self, .dim0 = dim0, .dim1 = dim1 };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_transpose(self, dim0, dim1);
@@ -2491,7 +2491,7 @@ tg_tensor *tg__autograd_kernel_transpose(tg_tensor *self, int64_t dim0, int64_t 
 /* linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_tensor *bias)
 {
-    static const tg_ag_op tg_op = { "linear", "linear", &LinearBackward0_entry, false };
+    static const tg_ag_op tg_op = { "linear", "linear", &LinearBackward0_entry, false, 0 };
     tg__frame_LinearBackward0 tg_x = { .input = input, .weight = weight, .bias = bias };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_linear_fn(input, weight, (tg_linear_opts){ .bias = bias });
@@ -2502,7 +2502,7 @@ tg_tensor *tg__autograd_kernel_linear(tg_tensor *input, tg_tensor *weight, tg_te
 /* avg_pool2d_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, bool ceil_mode, bool count_include_pad, int? divisor_override) -> Tensor */
 tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
-    static const tg_ag_op tg_op = { "avg_pool2d_backward", "avg_pool2d_backward", &AvgPool2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "avg_pool2d_backward", "avg_pool2d_backward", &AvgPool2dBackwardBackward0_entry, false, 0 };
     tg__frame_AvgPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_avg_pool2d_backward(grad_output, self, kernel_size, stride, padding, ceil_mode, count_include_pad, divisor_override);
@@ -2513,7 +2513,7 @@ tg_tensor *tg__autograd_kernel_avg_pool2d_backward(tg_tensor *grad_output, tg_te
 /* _adaptive_avg_pool2d_backward(Tensor grad_output, Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_output, tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d_backward", &AdaptiveAvgPool2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_adaptive_avg_pool2d_backward", "_adaptive_avg_pool2d_backward", &AdaptiveAvgPool2dBackwardBackward0_entry, false, 0 };
     tg__frame_AdaptiveAvgPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__adaptive_avg_pool2d_backward(grad_output, self);
@@ -2524,7 +2524,7 @@ tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d_backward(tg_tensor *grad_out
 /* reflection_pad2d(Tensor self, int[4] padding) -> Tensor */
 tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list padding)
 {
-    static const tg_ag_op tg_op = { "reflection_pad2d", "reflection_pad2d", &ReflectionPad2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "reflection_pad2d", "reflection_pad2d", &ReflectionPad2dBackward0_entry, false, 0 };
     tg__frame_ReflectionPad2dBackward0 tg_x = { .self = self, .padding = padding };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_reflection_pad2d(self, padding);
@@ -2535,7 +2535,7 @@ tg_tensor *tg__autograd_kernel_reflection_pad2d(tg_tensor *self, tg_int_list pad
 /* native_batch_norm_backward(Tensor grad_out, Tensor input, Tensor? weight, Tensor? running_mean, Tensor? running_var, Tensor? save_mean, Tensor? save_invstd, bool train, float eps, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_native_batch_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *weight, tg_tensor *running_mean, tg_tensor *running_var, tg_tensor *save_mean, tg_tensor *save_invstd, bool train, double eps, tg_bool_list output_mask)
 {
-    static const tg_ag_op tg_op = { "native_batch_norm_backward", "native_batch_norm_backward", &NativeBatchNormBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "native_batch_norm_backward", "native_batch_norm_backward", &NativeBatchNormBackwardBackward0_entry, false, 0 };
     tg__frame_NativeBatchNormBackwardBackward0 tg_x = { .grad_out = grad_out, .input = input, .weight = weight, .running_mean = running_mean, .running_var = running_var, .save_mean = save_mean, .save_invstd = save_invstd, .train = train, .eps = eps, .output_mask = output_mask };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_batch_norm_backward(grad_out, input, weight, running_mean, running_var, save_mean, save_invstd, train, eps, output_mask);
@@ -2557,7 +2557,7 @@ tg_tensor *tg__autograd_kernel_leaky_relu_out(tg_tensor *self, double negative_s
 /* leaky_relu(Tensor self, Scalar negative_slope=0.01) -> Tensor */
 tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope)
 {
-    static const tg_ag_op tg_op = { "leaky_relu", "leaky_relu", &LeakyReluBackward0_entry, false };
+    static const tg_ag_op tg_op = { "leaky_relu", "leaky_relu", &LeakyReluBackward0_entry, false, 0 };
     tg__frame_LeakyReluBackward0 tg_x = { .self = self, .negative_slope = negative_slope };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_leaky_relu_fn(self, (tg_leaky_relu_opts){ .negative_slope = negative_slope });
@@ -2568,7 +2568,7 @@ tg_tensor *tg__autograd_kernel_leaky_relu(tg_tensor *self, double negative_slope
 /* leaky_relu_(Tensor(a!) self, Scalar negative_slope=0.01) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_leaky_relu_(tg_tensor *self, double negative_slope)
 {
-    static const tg_ag_op tg_op = { "leaky_relu_", "leaky_relu_", &LeakyReluBackward1_entry, true };
+    static const tg_ag_op tg_op = { "leaky_relu_", "leaky_relu_", &LeakyReluBackward1_entry, true, 0 };
     tg__frame_LeakyReluBackward1 tg_x = { .self = self, .negative_slope = negative_slope };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_leaky_relu__fn(self, (tg_leaky_relu__opts){ .negative_slope = negative_slope });
@@ -2597,7 +2597,7 @@ static const tg_ag_entry tg__ni_hardsigmoid_backward_entry = {
 /* hardsigmoid_backward(Tensor grad_output, Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_hardsigmoid_backward(tg_tensor *grad_output, tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "hardsigmoid_backward", "hardsigmoid_backward", &tg__ni_hardsigmoid_backward_entry, false };
+    static const tg_ag_op tg_op = { "hardsigmoid_backward", "hardsigmoid_backward", &tg__ni_hardsigmoid_backward_entry, false, 0 };
     tg__frame_tg__ni_hardsigmoid_backward tg_x = { .grad_output = grad_output, .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardsigmoid_backward(grad_output, self);
@@ -2619,7 +2619,7 @@ tg_tensor *tg__autograd_kernel_mish_out(tg_tensor *self, tg_tensor *out)
 /* mish(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "mish", "mish", &MishBackward0_entry, false };
+    static const tg_ag_op tg_op = { "mish", "mish", &MishBackward0_entry, false, 0 };
     tg__frame_MishBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mish(self);
@@ -2630,7 +2630,7 @@ tg_tensor *tg__autograd_kernel_mish(tg_tensor *self)
 /* mish_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "mish_", "mish_", &MishBackward0_entry, true };
+    static const tg_ag_op tg_op = { "mish_", "mish_", &MishBackward0_entry, true, 0 };
     tg__frame_MishBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mish_(self);
@@ -2641,7 +2641,7 @@ tg_tensor *tg__autograd_kernel_mish_(tg_tensor *self)
 /* erf(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "erf", "erf", &ErfBackward0_entry, false };
+    static const tg_ag_op tg_op = { "erf", "erf", &ErfBackward0_entry, false, 0 };
     tg__frame_ErfBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_erf(self);
@@ -2652,7 +2652,7 @@ tg_tensor *tg__autograd_kernel_erf(tg_tensor *self)
 /* erf_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_erf_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "erf_", "erf_", &ErfBackward0_entry, true };
+    static const tg_ag_op tg_op = { "erf_", "erf_", &ErfBackward0_entry, true, 0 };
     tg__frame_ErfBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_erf_(self);
@@ -2674,7 +2674,7 @@ tg_tensor *tg__autograd_kernel_erf_out(tg_tensor *self, tg_tensor *out)
 /* log1p(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "log1p", "log1p", &Log1pBackward0_entry, false };
+    static const tg_ag_op tg_op = { "log1p", "log1p", &Log1pBackward0_entry, false, 0 };
     tg__frame_Log1pBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log1p(self);
@@ -2685,7 +2685,7 @@ tg_tensor *tg__autograd_kernel_log1p(tg_tensor *self)
 /* log1p_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_log1p_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "log1p_", "log1p_", &Log1pBackward0_entry, true };
+    static const tg_ag_op tg_op = { "log1p_", "log1p_", &Log1pBackward0_entry, true, 0 };
     tg__frame_Log1pBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log1p_(self);
@@ -2707,7 +2707,7 @@ tg_tensor *tg__autograd_kernel_log1p_out(tg_tensor *self, tg_tensor *out)
 /* masked_fill_.Scalar(Tensor(a!) self, Tensor mask, Scalar value) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *mask, double value)
 {
-    static const tg_ag_op tg_op = { "masked_fill_", "masked_fill_.Scalar", &MaskedFillBackward0_entry, true };
+    static const tg_ag_op tg_op = { "masked_fill_", "masked_fill_.Scalar", &MaskedFillBackward0_entry, true, 0 };
     tg__frame_MaskedFillBackward0 tg_x = { .self = self, .mask = mask, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill_scalar_(self, mask, value);
@@ -2718,7 +2718,7 @@ tg_tensor *tg__autograd_kernel_masked_fill_scalar_(tg_tensor *self, tg_tensor *m
 /* masked_fill.Scalar(Tensor self, Tensor mask, Scalar value) -> Tensor */
 tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *mask, double value)
 {
-    static const tg_ag_op tg_op = { "masked_fill", "masked_fill.Scalar", &MaskedFillBackward0_entry, false };
+    static const tg_ag_op tg_op = { "masked_fill", "masked_fill.Scalar", &MaskedFillBackward0_entry, false, 0 };
     tg__frame_MaskedFillBackward0 tg_x = { .self = self, .mask = mask, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill_scalar(self, mask, value);
@@ -2729,7 +2729,7 @@ tg_tensor *tg__autograd_kernel_masked_fill_scalar(tg_tensor *self, tg_tensor *ma
 /* masked_fill_.Tensor(Tensor(a!) self, Tensor mask, Tensor value) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
-    static const tg_ag_op tg_op = { "masked_fill_", "masked_fill_.Tensor", &MaskedFillBackward1_entry, true };
+    static const tg_ag_op tg_op = { "masked_fill_", "masked_fill_.Tensor", &MaskedFillBackward1_entry, true, 0 };
     tg__frame_MaskedFillBackward1 tg_x = { .self = self, .mask = mask, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill_(self, mask, value);
@@ -2740,7 +2740,7 @@ tg_tensor *tg__autograd_kernel_masked_fill_(tg_tensor *self, tg_tensor *mask, tg
 /* masked_fill.Tensor(Tensor self, Tensor mask, Tensor value) -> Tensor */
 tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_tensor *value)
 {
-    static const tg_ag_op tg_op = { "masked_fill", "masked_fill.Tensor", &MaskedFillBackward1_entry, false };
+    static const tg_ag_op tg_op = { "masked_fill", "masked_fill.Tensor", &MaskedFillBackward1_entry, false, 0 };
     tg__frame_MaskedFillBackward1 tg_x = { .self = self, .mask = mask, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_fill(self, mask, value);
@@ -2751,7 +2751,7 @@ tg_tensor *tg__autograd_kernel_masked_fill(tg_tensor *self, tg_tensor *mask, tg_
 /* baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
-    static const tg_ag_op tg_op = { "baddbmm", "baddbmm", &BaddbmmBackward0_entry, false };
+    static const tg_ag_op tg_op = { "baddbmm", "baddbmm", &BaddbmmBackward0_entry, false, 0 };
     tg__frame_BaddbmmBackward0 tg_x = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_baddbmm_fn(self, batch1, batch2, (tg_baddbmm_opts){ .beta = beta, .alpha = alpha });
@@ -2762,7 +2762,7 @@ tg_tensor *tg__autograd_kernel_baddbmm(tg_tensor *self, tg_tensor *batch1, tg_te
 /* baddbmm_(Tensor(a!) self, Tensor batch1, Tensor batch2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_baddbmm_(tg_tensor *self, tg_tensor *batch1, tg_tensor *batch2, double beta, double alpha)
 {
-    static const tg_ag_op tg_op = { "baddbmm_", "baddbmm_", &BaddbmmBackward0_entry, true };
+    static const tg_ag_op tg_op = { "baddbmm_", "baddbmm_", &BaddbmmBackward0_entry, true, 0 };
     tg__frame_BaddbmmBackward0 tg_x = { .self = self, .batch1 = batch1, .batch2 = batch2, .beta = beta, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_baddbmm__fn(self, batch1, batch2, (tg_baddbmm__opts){ .beta = beta, .alpha = alpha });
@@ -2795,7 +2795,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two_out(tg_tensor *self, int64_t d
 /* scatter_reduce.two(Tensor self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor */
 tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
-    static const tg_ag_op tg_op = { "scatter_reduce", "scatter_reduce.two", &ScatterReduceBackward0_entry, false };
+    static const tg_ag_op tg_op = { "scatter_reduce", "scatter_reduce.two", &ScatterReduceBackward0_entry, false, 0 };
     tg__frame_ScatterReduceBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce_two_fn(self, dim, index, src, reduce, (tg_scatter_reduce_two_opts){ .include_self = include_self });
@@ -2806,7 +2806,7 @@ tg_tensor *tg__autograd_kernel_scatter_reduce_two(tg_tensor *self, int64_t dim, 
 /* scatter_reduce_.two(Tensor(a!) self, int dim, Tensor index, Tensor src, str reduce, *, bool include_self=True) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_scatter_reduce_two_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce, bool include_self)
 {
-    static const tg_ag_op tg_op = { "scatter_reduce_", "scatter_reduce_.two", &ScatterReduceBackward0_entry, true };
+    static const tg_ag_op tg_op = { "scatter_reduce_", "scatter_reduce_.two", &ScatterReduceBackward0_entry, true, 0 };
     tg__frame_ScatterReduceBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src, .reduce = reduce, .include_self = include_self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce_two__fn(self, dim, index, src, reduce, (tg_scatter_reduce_two__opts){ .include_self = include_self });
@@ -2838,7 +2838,7 @@ static const tg_ag_entry tg__ni_sgd_step__entry = {
 /* sgd_step_(Tensor(a!) self, Tensor grad, Tensor(b!)? momentum_buffer, float lr, float momentum=0, float dampening=0, float weight_decay=0, bool nesterov=False, bool maximize=False, bool first_step=False) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_sgd_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *momentum_buffer, double lr, double momentum, double dampening, double weight_decay, bool nesterov, bool maximize, bool first_step)
 {
-    static const tg_ag_op tg_op = { "sgd_step_", "sgd_step_", &tg__ni_sgd_step__entry, true };
+    static const tg_ag_op tg_op = { "sgd_step_", "sgd_step_", &tg__ni_sgd_step__entry, true, 0 };
     tg__frame_tg__ni_sgd_step_ tg_x = { .self = self, .grad = grad, .momentum_buffer = momentum_buffer };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sgd_step__fn(self, grad, momentum_buffer, lr, (tg_sgd_step__opts){ .momentum = momentum, .dampening = dampening, .weight_decay = weight_decay, .nesterov = nesterov, .maximize = maximize, .first_step = first_step });

@@ -2207,7 +2207,7 @@ tg_tensor *tg__autograd_kernel_arange_start_out(double start, double end, double
 /* mul.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "mul", "mul.Tensor", &MulBackward0_entry, false };
+    static const tg_ag_op tg_op = { "mul", "mul.Tensor", &MulBackward0_entry, false, 0 };
     tg__frame_MulBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mul(self, other);
@@ -2218,7 +2218,7 @@ tg_tensor *tg__autograd_kernel_mul(tg_tensor *self, tg_tensor *other)
 /* mul_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_mul_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "mul_", "mul_.Tensor", &MulBackward0_entry, true };
+    static const tg_ag_op tg_op = { "mul_", "mul_.Tensor", &MulBackward0_entry, true, 0 };
     tg__frame_MulBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mul_(self, other);
@@ -2240,7 +2240,7 @@ tg_tensor *tg__autograd_kernel_mul_out(tg_tensor *self, tg_tensor *other, tg_ten
 /* maximum(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_maximum(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "maximum", "maximum", &MaximumBackward0_entry, false };
+    static const tg_ag_op tg_op = { "maximum", "maximum", &MaximumBackward0_entry, false, 0 };
     tg__frame_MaximumBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_maximum(self, other);
@@ -2262,7 +2262,7 @@ tg_tensor *tg__autograd_kernel_maximum_out(tg_tensor *self, tg_tensor *other, tg
 /* ge.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "ge", "ge.Tensor", &GeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "ge", "ge.Tensor", &GeBackward0_entry, false, 0 };
     tg__frame_GeBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ge(self, other);
@@ -2273,7 +2273,7 @@ tg_tensor *tg__autograd_kernel_ge(tg_tensor *self, tg_tensor *other)
 /* ge_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_ge_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "ge_", "ge_.Tensor", &GeBackward0_entry, true };
+    static const tg_ag_op tg_op = { "ge_", "ge_.Tensor", &GeBackward0_entry, true, 0 };
     tg__frame_GeBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ge_(self, other);
@@ -2306,7 +2306,7 @@ tg_tensor *tg__autograd_kernel_ge_scalar_out(tg_tensor *self, double other, tg_t
 /* neg(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "neg", "neg", &NegBackward0_entry, false };
+    static const tg_ag_op tg_op = { "neg", "neg", &NegBackward0_entry, false, 0 };
     tg__frame_NegBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_neg(self);
@@ -2317,7 +2317,7 @@ tg_tensor *tg__autograd_kernel_neg(tg_tensor *self)
 /* neg_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_neg_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "neg_", "neg_", &NegBackward0_entry, true };
+    static const tg_ag_op tg_op = { "neg_", "neg_", &NegBackward0_entry, true, 0 };
     tg__frame_NegBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_neg_(self);
@@ -2339,7 +2339,7 @@ tg_tensor *tg__autograd_kernel_neg_out(tg_tensor *self, tg_tensor *out)
 /* log(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "log", "log", &LogBackward0_entry, false };
+    static const tg_ag_op tg_op = { "log", "log", &LogBackward0_entry, false, 0 };
     tg__frame_LogBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log(self);
@@ -2350,7 +2350,7 @@ tg_tensor *tg__autograd_kernel_log(tg_tensor *self)
 /* log_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_log_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "log_", "log_", &LogBackward0_entry, true };
+    static const tg_ag_op tg_op = { "log_", "log_", &LogBackward0_entry, true, 0 };
     tg__frame_LogBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log_(self);
@@ -2372,7 +2372,7 @@ tg_tensor *tg__autograd_kernel_log_out(tg_tensor *self, tg_tensor *out)
 /* max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__autograd_kernel_max_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "max", "max.dim", &MaxBackward0_entry, false };
+    static const tg_ag_op tg_op = { "max", "max.dim", &MaxBackward0_entry, false, 0 };
     tg__frame_MaxBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_max_dim_fn(self, dim, (tg_max_dim_opts){ .keepdim = keepdim });
@@ -2407,7 +2407,7 @@ static const tg_ag_entry tg__ni_argmin_entry = {
 /* argmin(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_argmin(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "argmin", "argmin", &tg__ni_argmin_entry, false };
+    static const tg_ag_op tg_op = { "argmin", "argmin", &tg__ni_argmin_entry, false, 0 };
     tg__frame_tg__ni_argmin tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_argmin_fn(self, (tg_argmin_opts){ .dim = dim, .keepdim = keepdim });
@@ -2440,7 +2440,7 @@ tg_tensor *tg__autograd_kernel_matmul_out(tg_tensor *self, tg_tensor *other, tg_
 /* expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool implicit)
 {
-    static const tg_ag_op tg_op = { "expand", "expand", &ExpandBackward0_entry, false };
+    static const tg_ag_op tg_op = { "expand", "expand", &ExpandBackward0_entry, false, 0 };
     tg__frame_ExpandBackward0 tg_x = { .self = self, .size = size, .implicit = implicit };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_expand_fn(self, size, (tg_expand_opts){ .implicit = implicit });
@@ -2451,7 +2451,7 @@ tg_tensor *tg__autograd_kernel_expand(tg_tensor *self, tg_int_list size, bool im
 /* slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None, SymInt step=1) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
-    static const tg_ag_op tg_op = { "slice", "slice.Tensor", &SliceBackward0_entry, false };
+    static const tg_ag_op tg_op = { "slice", "slice.Tensor", &SliceBackward0_entry, false, 0 };
     tg__frame_SliceBackward0 tg_x = { .self = self, .dim = dim, .start = start, .end = end, .step = step };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_slice_fn(self, (tg_slice_opts){ .dim = dim, .start = start, .end = end, .step = step });
@@ -2462,7 +2462,7 @@ tg_tensor *tg__autograd_kernel_slice(tg_tensor *self, int64_t dim, tg_opt_int st
 /* split_with_sizes(Tensor(a -> *) self, SymInt[] split_sizes, int dim=0) -> Tensor(a)[] */
 tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list split_sizes, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "split_with_sizes", "split_with_sizes", &SplitWithSizesBackward0_entry, false };
+    static const tg_ag_op tg_op = { "split_with_sizes", "split_with_sizes", &SplitWithSizesBackward0_entry, false, 0 };
     tg__frame_SplitWithSizesBackward0 tg_x = { .self = self, .split_sizes = split_sizes, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg_split_with_sizes_fn(self, split_sizes, (tg_split_with_sizes_opts){ .dim = dim });
@@ -2473,7 +2473,7 @@ tg_tensor_list tg__autograd_kernel_split_with_sizes(tg_tensor *self, tg_int_list
 /* unbind.int(Tensor(a -> *) self, int dim=0) -> Tensor(a)[] */
 tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "unbind", "unbind.int", &UnbindBackward0_entry, false };
+    static const tg_ag_op tg_op = { "unbind", "unbind.int", &UnbindBackward0_entry, false, 0 };
     tg__frame_UnbindBackward0 tg_x = { .self = self, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg_unbind_fn(self, (tg_unbind_opts){ .dim = dim });
@@ -2484,7 +2484,7 @@ tg_tensor_list tg__autograd_kernel_unbind(tg_tensor *self, int64_t dim)
 /* _to_copy(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, bool non_blocking=False, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, bool non_blocking, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "_to_copy", "_to_copy", &ToCopyBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_to_copy", "_to_copy", &ToCopyBackward0_entry, false, 0 };
     tg__frame_ToCopyBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__to_copy_fn(self, (tg__to_copy_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .non_blocking = non_blocking, .memory_format = memory_format });
@@ -2495,7 +2495,7 @@ tg_tensor *tg__autograd_kernel__to_copy(tg_tensor *self, tg_dtype dtype, tg_layo
 /* max_pool2d_with_indices(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, int[2] dilation=1, bool ceil_mode=False) -> (Tensor, Tensor) */
 tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode)
 {
-    static const tg_ag_op tg_op = { "max_pool2d_with_indices", "max_pool2d_with_indices", &MaxPool2dWithIndicesBackward0_entry, false };
+    static const tg_ag_op tg_op = { "max_pool2d_with_indices", "max_pool2d_with_indices", &MaxPool2dWithIndicesBackward0_entry, false, 0 };
     tg__frame_MaxPool2dWithIndicesBackward0 tg_x = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode };
     tg_ag_call tg_c;
     tg_tensors2 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors2){ 0 } : tg_max_pool2d_with_indices_fn(self, kernel_size, (tg_max_pool2d_with_indices_opts){ .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode });
@@ -2506,7 +2506,7 @@ tg_tensors2 tg__autograd_kernel_max_pool2d_with_indices(tg_tensor *self, tg_int_
 /* native_group_norm(Tensor input, Tensor? weight, Tensor? bias, SymInt N, SymInt C, SymInt HxW, int group, float eps) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, int64_t N, int64_t C, int64_t HxW, int64_t group, double eps)
 {
-    static const tg_ag_op tg_op = { "native_group_norm", "native_group_norm", &NativeGroupNormBackward0_entry, false };
+    static const tg_ag_op tg_op = { "native_group_norm", "native_group_norm", &NativeGroupNormBackward0_entry, false, 0 };
     tg__frame_NativeGroupNormBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .N = N, .C = C, .HxW = HxW, .group = group, .eps = eps };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_group_norm(input, weight, bias, N, C, HxW, group, eps);
@@ -2517,7 +2517,7 @@ tg_tensors3 tg__autograd_kernel_native_group_norm(tg_tensor *input, tg_tensor *w
 /* native_layer_norm_backward(Tensor grad_out, Tensor input, SymInt[] normalized_shape, Tensor mean, Tensor rstd, Tensor? weight, Tensor? bias, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_native_layer_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_int_list normalized_shape, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, tg_tensor *bias, tg_bool_list output_mask)
 {
-    static const tg_ag_op tg_op = { "native_layer_norm_backward", "native_layer_norm_backward", &NativeLayerNormBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "native_layer_norm_backward", "native_layer_norm_backward", &NativeLayerNormBackwardBackward0_entry, false, 0 };
     tg__frame_NativeLayerNormBackwardBackward0 tg_x = { .grad_out = grad_out, .input = input, .normalized_shape = normalized_shape, .mean = mean, .rstd = rstd, .weight = weight, .bias = bias, .output_mask = output_mask };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_layer_norm_backward(grad_out, input, normalized_shape, mean, rstd, weight, bias, output_mask);
@@ -2539,7 +2539,7 @@ tg_tensor *tg__autograd_kernel_glu_out(tg_tensor *self, int64_t dim, tg_tensor *
 /* glu(Tensor self, int dim=-1) -> Tensor */
 tg_tensor *tg__autograd_kernel_glu(tg_tensor *self, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "glu", "glu", &GluBackward0_entry, false };
+    static const tg_ag_op tg_op = { "glu", "glu", &GluBackward0_entry, false, 0 };
     tg__frame_GluBackward0 tg_x = { .self = self, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_glu_fn(self, (tg_glu_opts){ .dim = dim });
@@ -2561,7 +2561,7 @@ tg_tensor *tg__autograd_kernel_triu_out(tg_tensor *self, int64_t diagonal, tg_te
 /* triu(Tensor self, int diagonal=0) -> Tensor */
 tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
 {
-    static const tg_ag_op tg_op = { "triu", "triu", &TriuBackward0_entry, false };
+    static const tg_ag_op tg_op = { "triu", "triu", &TriuBackward0_entry, false, 0 };
     tg__frame_TriuBackward0 tg_x = { .self = self, .diagonal = diagonal };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_triu_fn(self, (tg_triu_opts){ .diagonal = diagonal });
@@ -2572,7 +2572,7 @@ tg_tensor *tg__autograd_kernel_triu(tg_tensor *self, int64_t diagonal)
 /* triu_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
 {
-    static const tg_ag_op tg_op = { "triu_", "triu_", &TriuBackward0_entry, true };
+    static const tg_ag_op tg_op = { "triu_", "triu_", &TriuBackward0_entry, true, 0 };
     tg__frame_TriuBackward0 tg_x = { .self = self, .diagonal = diagonal };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_triu__fn(self, (tg_triu__opts){ .diagonal = diagonal });
@@ -2583,7 +2583,7 @@ tg_tensor *tg__autograd_kernel_triu_(tg_tensor *self, int64_t diagonal)
 /* _scaled_dot_product_fused_attention(Tensor query, Tensor key, Tensor value, float dropout_p=0.0, bool is_causal=False, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor output, Tensor logsumexp) */
 tg_output_logsumexp tg__autograd_kernel__scaled_dot_product_fused_attention(tg_tensor *query, tg_tensor *key, tg_tensor *value, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
-    static const tg_ag_op tg_op = { "_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention", &ScaledDotProductFusedAttentionBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_scaled_dot_product_fused_attention", "_scaled_dot_product_fused_attention", &ScaledDotProductFusedAttentionBackward0_entry, false, 0 };
     tg__frame_ScaledDotProductFusedAttentionBackward0 tg_x = { .query = query, .key = key, .value = value, .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale };
     tg_ag_call tg_c;
     tg_output_logsumexp tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_output_logsumexp){ 0 } : tg__scaled_dot_product_fused_attention_fn(query, key, value, (tg__scaled_dot_product_fused_attention_opts){ .dropout_p = dropout_p, .is_causal = is_causal, .attn_mask = attn_mask, .scale = scale });
@@ -2605,7 +2605,7 @@ tg_tensor *tg__autograd_kernel_scatter_src_out(tg_tensor *self, int64_t dim, tg_
 /* scatter.src(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
-    static const tg_ag_op tg_op = { "scatter", "scatter.src", &ScatterBackward0_entry, false };
+    static const tg_ag_op tg_op = { "scatter", "scatter.src", &ScatterBackward0_entry, false, 0 };
     tg__frame_ScatterBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_src(self, dim, index, src);
@@ -2616,7 +2616,7 @@ tg_tensor *tg__autograd_kernel_scatter_src(tg_tensor *self, int64_t dim, tg_tens
 /* scatter_.src(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_scatter_src_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
-    static const tg_ag_op tg_op = { "scatter_", "scatter_.src", &ScatterBackward0_entry, true };
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.src", &ScatterBackward0_entry, true, 0 };
     tg__frame_ScatterBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_src_(self, dim, index, src);
@@ -2638,7 +2638,7 @@ tg_tensor *tg__autograd_kernel_scatter_value_out(tg_tensor *self, int64_t dim, t
 /* scatter.value(Tensor self, int dim, Tensor index, Scalar value) -> Tensor */
 tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
-    static const tg_ag_op tg_op = { "scatter", "scatter.value", &ScatterBackward1_entry, false };
+    static const tg_ag_op tg_op = { "scatter", "scatter.value", &ScatterBackward1_entry, false, 0 };
     tg__frame_ScatterBackward1 tg_x = { .self = self, .dim = dim, .index = index, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value(self, dim, index, value);
@@ -2649,7 +2649,7 @@ tg_tensor *tg__autograd_kernel_scatter_value(tg_tensor *self, int64_t dim, tg_te
 /* scatter_.value(Tensor(a!) self, int dim, Tensor index, Scalar value) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_scatter_value_(tg_tensor *self, int64_t dim, tg_tensor *index, double value)
 {
-    static const tg_ag_op tg_op = { "scatter_", "scatter_.value", &ScatterBackward1_entry, true };
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.value", &ScatterBackward1_entry, true, 0 };
     tg__frame_ScatterBackward1 tg_x = { .self = self, .dim = dim, .index = index, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value_(self, dim, index, value);
@@ -2692,7 +2692,7 @@ static const tg_ag_entry tg__ni_scatter_reduce_entry = {
 /* scatter.reduce(Tensor self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor */
 tg_tensor *tg__autograd_kernel_scatter_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
 {
-    static const tg_ag_op tg_op = { "scatter", "scatter.reduce", &tg__ni_scatter_reduce_entry, false };
+    static const tg_ag_op tg_op = { "scatter", "scatter.reduce", &tg__ni_scatter_reduce_entry, false, 0 };
     tg__frame_tg__ni_scatter_reduce tg_x = { .self = self, .index = index, .src = src };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce(self, dim, index, src, reduce);
@@ -2724,7 +2724,7 @@ static const tg_ag_entry tg__ni_scatter_reduce__entry = {
 /* scatter_.reduce(Tensor(a!) self, int dim, Tensor index, Tensor src, *, str reduce) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_scatter_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src, const char *reduce)
 {
-    static const tg_ag_op tg_op = { "scatter_", "scatter_.reduce", &tg__ni_scatter_reduce__entry, true };
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.reduce", &tg__ni_scatter_reduce__entry, true, 0 };
     tg__frame_tg__ni_scatter_reduce_ tg_x = { .self = self, .index = index, .src = src };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_reduce_(self, dim, index, src, reduce);
@@ -2764,7 +2764,7 @@ static const tg_ag_entry tg__ni_scatter_value_reduce_entry = {
 /* scatter.value_reduce(Tensor self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor */
 tg_tensor *tg__autograd_kernel_scatter_value_reduce(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
 {
-    static const tg_ag_op tg_op = { "scatter", "scatter.value_reduce", &tg__ni_scatter_value_reduce_entry, false };
+    static const tg_ag_op tg_op = { "scatter", "scatter.value_reduce", &tg__ni_scatter_value_reduce_entry, false, 0 };
     tg__frame_tg__ni_scatter_value_reduce tg_x = { .self = self, .index = index };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value_reduce(self, dim, index, value, reduce);
@@ -2793,7 +2793,7 @@ static const tg_ag_entry tg__ni_scatter_value_reduce__entry = {
 /* scatter_.value_reduce(Tensor(a!) self, int dim, Tensor index, Scalar value, *, str reduce) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_scatter_value_reduce_(tg_tensor *self, int64_t dim, tg_tensor *index, double value, const char *reduce)
 {
-    static const tg_ag_op tg_op = { "scatter_", "scatter_.value_reduce", &tg__ni_scatter_value_reduce__entry, true };
+    static const tg_ag_op tg_op = { "scatter_", "scatter_.value_reduce", &tg__ni_scatter_value_reduce__entry, true, 0 };
     tg__frame_tg__ni_scatter_value_reduce_ tg_x = { .self = self, .index = index };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_value_reduce_(self, dim, index, value, reduce);
@@ -2815,7 +2815,7 @@ tg_tensor *tg__autograd_kernel_scatter_add_out(tg_tensor *self, int64_t dim, tg_
 /* scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor */
 tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
-    static const tg_ag_op tg_op = { "scatter_add", "scatter_add", &ScatterAddBackward0_entry, false };
+    static const tg_ag_op tg_op = { "scatter_add", "scatter_add", &ScatterAddBackward0_entry, false, 0 };
     tg__frame_ScatterAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_add(self, dim, index, src);
@@ -2826,7 +2826,7 @@ tg_tensor *tg__autograd_kernel_scatter_add(tg_tensor *self, int64_t dim, tg_tens
 /* scatter_add_(Tensor(a!) self, int dim, Tensor index, Tensor src) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_scatter_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *src)
 {
-    static const tg_ag_op tg_op = { "scatter_add_", "scatter_add_", &ScatterAddBackward0_entry, true };
+    static const tg_ag_op tg_op = { "scatter_add_", "scatter_add_", &ScatterAddBackward0_entry, true, 0 };
     tg__frame_ScatterAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .src = src };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_scatter_add_(self, dim, index, src);
@@ -2848,7 +2848,7 @@ tg_values_indices tg__autograd_kernel_sort_stable_out(tg_tensor *self, tg_opt_bo
 /* sort.stable(Tensor self, *, bool? stable, int dim=-1, bool descending=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__autograd_kernel_sort_stable(tg_tensor *self, tg_opt_bool stable, int64_t dim, bool descending)
 {
-    static const tg_ag_op tg_op = { "sort", "sort.stable", &SortBackward0_entry, false };
+    static const tg_ag_op tg_op = { "sort", "sort.stable", &SortBackward0_entry, false, 0 };
     tg__frame_SortBackward0 tg_x = { .self = self, .stable = stable, .dim = dim, .descending = descending };
     tg_ag_call tg_c;
     tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_sort_stable_fn(self, stable, (tg_sort_stable_opts){ .dim = dim, .descending = descending });

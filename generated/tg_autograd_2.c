@@ -1301,7 +1301,7 @@ static const tg_ag_entry GatherBackward0_entry = {
 /* ones_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_ones_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "ones_like", "ones_like", &OnesLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "ones_like", "ones_like", &OnesLikeBackward0_entry, false, 0 };
     tg__frame_OnesLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ones_like_fn(self, (tg_ones_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -1312,7 +1312,7 @@ tg_tensor *tg__autograd_kernel_ones_like(tg_tensor *self, tg_dtype dtype, tg_lay
 /* full_like(Tensor self, Scalar fill_value, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_full_like(tg_tensor *self, double fill_value, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "full_like", "full_like", &FullLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "full_like", "full_like", &FullLikeBackward0_entry, false, 0 };
     tg__frame_FullLikeBackward0 tg_x = { .self = self, .fill_value = fill_value, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_full_like_fn(self, fill_value, (tg_full_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -1345,7 +1345,7 @@ tg_tensor *tg__autograd_kernel_eye_m_out(int64_t n, int64_t m, tg_tensor *out)
 /* normal_(Tensor(a!) self, float mean=0, float std=1, *, Generator? generator=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std, tg_generator *generator)
 {
-    static const tg_ag_op tg_op = { "normal_", "normal_", &NormalBackward0_entry, true };
+    static const tg_ag_op tg_op = { "normal_", "normal_", &NormalBackward0_entry, true, 0 };
     tg__frame_NormalBackward0 tg_x = { .self = self, .mean = mean, .std = std, .generator = generator };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_normal__fn(self, (tg_normal__opts){ .mean = mean, .std = std, .generator = generator });
@@ -1356,7 +1356,7 @@ tg_tensor *tg__autograd_kernel_normal_(tg_tensor *self, double mean, double std,
 /* random_.from(Tensor(a!) self, int from, int? to, *, Generator? generator=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int to, tg_generator *generator)
 {
-    static const tg_ag_op tg_op = { "random_", "random_.from", &RandomBackward0_entry, true };
+    static const tg_ag_op tg_op = { "random_", "random_.from", &RandomBackward0_entry, true, 0 };
     tg__frame_RandomBackward0 tg_x = { .self = self, .from = from, .to = to, .generator = generator };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_random__fn(self, from, to, (tg_random__opts){ .generator = generator });
@@ -1367,7 +1367,7 @@ tg_tensor *tg__autograd_kernel_random_(tg_tensor *self, int64_t from, tg_opt_int
 /* le.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "le", "le.Tensor", &LeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "le", "le.Tensor", &LeBackward0_entry, false, 0 };
     tg__frame_LeBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_le(self, other);
@@ -1378,7 +1378,7 @@ tg_tensor *tg__autograd_kernel_le(tg_tensor *self, tg_tensor *other)
 /* le_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_le_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "le_", "le_.Tensor", &LeBackward0_entry, true };
+    static const tg_ag_op tg_op = { "le_", "le_.Tensor", &LeBackward0_entry, true, 0 };
     tg__frame_LeBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_le_(self, other);
@@ -1411,7 +1411,7 @@ tg_tensor *tg__autograd_kernel_le_scalar_out(tg_tensor *self, double other, tg_t
 /* amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_amax(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "amax", "amax", &AmaxBackward0_entry, false };
+    static const tg_ag_op tg_op = { "amax", "amax", &AmaxBackward0_entry, false, 0 };
     tg__frame_AmaxBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_amax_fn(self, (tg_amax_opts){ .dim = dim, .keepdim = keepdim });
@@ -1433,7 +1433,7 @@ tg_tensor *tg__autograd_kernel_amax_out(tg_tensor *self, tg_int_list dim, bool k
 /* std.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_std(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "std", "std.correction", &StdBackward0_entry, false };
+    static const tg_ag_op tg_op = { "std", "std.correction", &StdBackward0_entry, false, 0 };
     tg__frame_StdBackward0 tg_x = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_std_fn(self, (tg_std_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
@@ -1455,7 +1455,7 @@ tg_tensor *tg__autograd_kernel_std_out(tg_tensor *self, tg_int_list dim, tg_opt_
 /* addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
-    static const tg_ag_op tg_op = { "addmm", "addmm", &AddmmBackward0_entry, false };
+    static const tg_ag_op tg_op = { "addmm", "addmm", &AddmmBackward0_entry, false, 0 };
     tg__frame_AddmmBackward0 tg_x = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_addmm_fn(self, mat1, mat2, (tg_addmm_opts){ .beta = beta, .alpha = alpha });
@@ -1466,7 +1466,7 @@ tg_tensor *tg__autograd_kernel_addmm(tg_tensor *self, tg_tensor *mat1, tg_tensor
 /* addmm_(Tensor(a!) self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_addmm_(tg_tensor *self, tg_tensor *mat1, tg_tensor *mat2, double beta, double alpha)
 {
-    static const tg_ag_op tg_op = { "addmm_", "addmm_", &AddmmBackward0_entry, true };
+    static const tg_ag_op tg_op = { "addmm_", "addmm_", &AddmmBackward0_entry, true, 0 };
     tg__frame_AddmmBackward0 tg_x = { .self = self, .mat1 = mat1, .mat2 = mat2, .beta = beta, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_addmm__fn(self, mat1, mat2, (tg_addmm__opts){ .beta = beta, .alpha = alpha });
@@ -1488,7 +1488,7 @@ tg_tensor *tg__autograd_kernel_addmm_out(tg_tensor *self, tg_tensor *mat1, tg_te
 /* unsqueeze(Tensor(a) self, int dim) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "unsqueeze", "unsqueeze", &UnsqueezeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "unsqueeze", "unsqueeze", &UnsqueezeBackward0_entry, false, 0 };
     tg__frame_UnsqueezeBackward0 tg_x = { .self = self, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_unsqueeze(self, dim);
@@ -1499,7 +1499,7 @@ tg_tensor *tg__autograd_kernel_unsqueeze(tg_tensor *self, int64_t dim)
 /* clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "clone", "clone", &CloneBackward0_entry, false };
+    static const tg_ag_op tg_op = { "clone", "clone", &CloneBackward0_entry, false, 0 };
     tg__frame_CloneBackward0 tg_x = { .self = self, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clone_fn(self, (tg_clone_opts){ .memory_format = memory_format });
@@ -1510,7 +1510,7 @@ tg_tensor *tg__autograd_kernel_clone(tg_tensor *self, tg_memory_format memory_fo
 /* native_dropout(Tensor input, float p, bool? train) -> (Tensor, Tensor) */
 tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_opt_bool train)
 {
-    static const tg_ag_op tg_op = { "native_dropout", "native_dropout", &NativeDropoutBackward0_entry, false };
+    static const tg_ag_op tg_op = { "native_dropout", "native_dropout", &NativeDropoutBackward0_entry, false, 0 };
     tg__frame_NativeDropoutBackward0 tg_x = { .input = input, .p = p, .train = train };
     tg_ag_call tg_c;
     tg_tensors2 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors2){ 0 } : tg_native_dropout(input, p, train);
@@ -1521,7 +1521,7 @@ tg_tensors2 tg__autograd_kernel_native_dropout(tg_tensor *input, double p, tg_op
 /* constant_pad_nd(Tensor self, int[] pad, Scalar value=0) -> Tensor */
 tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad, double value)
 {
-    static const tg_ag_op tg_op = { "constant_pad_nd", "constant_pad_nd", &ConstantPadNdBackward0_entry, false };
+    static const tg_ag_op tg_op = { "constant_pad_nd", "constant_pad_nd", &ConstantPadNdBackward0_entry, false, 0 };
     tg__frame_ConstantPadNdBackward0 tg_x = { .self = self, .pad = pad, .value = value };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_constant_pad_nd_fn(self, pad, (tg_constant_pad_nd_opts){ .value = value });
@@ -1532,7 +1532,7 @@ tg_tensor *tg__autograd_kernel_constant_pad_nd(tg_tensor *self, tg_int_list pad,
 /* embedding(Tensor weight, Tensor indices, SymInt padding_idx=-1, bool scale_grad_by_freq=False, bool sparse=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, int64_t padding_idx, bool scale_grad_by_freq, bool sparse)
 {
-    static const tg_ag_op tg_op = { "embedding", "embedding", &EmbeddingBackward0_entry, false };
+    static const tg_ag_op tg_op = { "embedding", "embedding", &EmbeddingBackward0_entry, false, 0 };
     tg__frame_EmbeddingBackward0 tg_x = { .weight = weight, .indices = indices, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_embedding_fn(weight, indices, (tg_embedding_opts){ .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq, .sparse = sparse });
@@ -1543,7 +1543,7 @@ tg_tensor *tg__autograd_kernel_embedding(tg_tensor *weight, tg_tensor *indices, 
 /* log_sigmoid_backward(Tensor grad_output, Tensor self, Tensor buffer) -> Tensor */
 tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *buffer)
 {
-    static const tg_ag_op tg_op = { "log_sigmoid_backward", "log_sigmoid_backward", &LogSigmoidBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "log_sigmoid_backward", "log_sigmoid_backward", &LogSigmoidBackwardBackward0_entry, false, 0 };
     tg__frame_LogSigmoidBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .buffer = buffer };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_log_sigmoid_backward(grad_output, self, buffer);
@@ -1554,7 +1554,7 @@ tg_tensor *tg__autograd_kernel_log_sigmoid_backward(tg_tensor *grad_output, tg_t
 /* expm1(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "expm1", "expm1", &Expm1Backward0_entry, false };
+    static const tg_ag_op tg_op = { "expm1", "expm1", &Expm1Backward0_entry, false, 0 };
     tg__frame_Expm1Backward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_expm1(self);
@@ -1565,7 +1565,7 @@ tg_tensor *tg__autograd_kernel_expm1(tg_tensor *self)
 /* expm1_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_expm1_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "expm1_", "expm1_", &Expm1Backward0_entry, true };
+    static const tg_ag_op tg_op = { "expm1_", "expm1_", &Expm1Backward0_entry, true, 0 };
     tg__frame_Expm1Backward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_expm1_(self);
@@ -1587,7 +1587,7 @@ tg_tensor *tg__autograd_kernel_expm1_out(tg_tensor *self, tg_tensor *out)
 /* repeat(Tensor self, SymInt[] repeats) -> Tensor */
 tg_tensor *tg__autograd_kernel_repeat(tg_tensor *self, tg_int_list repeats)
 {
-    static const tg_ag_op tg_op = { "repeat", "repeat", &RepeatBackward0_entry, false };
+    static const tg_ag_op tg_op = { "repeat", "repeat", &RepeatBackward0_entry, false, 0 };
     tg__frame_RepeatBackward0 tg_x = { .self = self, .repeats = repeats };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_repeat(self, repeats);
@@ -1611,7 +1611,7 @@ static const tg_ag_entry tg__ni_repeat_interleave_entry = {
 /* repeat_interleave.Tensor(Tensor repeats, *, int? output_size=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_repeat_interleave(tg_tensor *repeats, tg_opt_int output_size)
 {
-    static const tg_ag_op tg_op = { "repeat_interleave", "repeat_interleave.Tensor", &tg__ni_repeat_interleave_entry, false };
+    static const tg_ag_op tg_op = { "repeat_interleave", "repeat_interleave.Tensor", &tg__ni_repeat_interleave_entry, false, 0 };
     tg__frame_tg__ni_repeat_interleave tg_x = { .repeats = repeats };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_repeat_interleave_fn(repeats, (tg_repeat_interleave_opts){ .output_size = output_size });
@@ -1633,7 +1633,7 @@ tg_tensor *tg__autograd_kernel_gather_out(tg_tensor *self, int64_t dim, tg_tenso
 /* gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_gather(tg_tensor *self, int64_t dim, tg_tensor *index, bool sparse_grad)
 {
-    static const tg_ag_op tg_op = { "gather", "gather", &GatherBackward0_entry, false };
+    static const tg_ag_op tg_op = { "gather", "gather", &GatherBackward0_entry, false, 0 };
     tg__frame_GatherBackward0 tg_x = { .self = self, .dim = dim, .index = index, .sparse_grad = sparse_grad };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gather_fn(self, dim, index, (tg_gather_opts){ .sparse_grad = sparse_grad });
@@ -1668,7 +1668,7 @@ static const tg_ag_entry tg__ni_multinomial_entry = {
 /* multinomial(Tensor self, int num_samples, bool replacement=False, *, Generator? generator=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_multinomial(tg_tensor *self, int64_t num_samples, bool replacement, tg_generator *generator)
 {
-    static const tg_ag_op tg_op = { "multinomial", "multinomial", &tg__ni_multinomial_entry, false };
+    static const tg_ag_op tg_op = { "multinomial", "multinomial", &tg__ni_multinomial_entry, false, 0 };
     tg__frame_tg__ni_multinomial tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_multinomial_fn(self, num_samples, (tg_multinomial_opts){ .replacement = replacement, .generator = generator });

@@ -1794,7 +1794,7 @@ static const tg_ag_entry IndexBackward0_entry = {
 /* uniform_(Tensor(a!) self, float from=0, float to=1, *, Generator? generator=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to, tg_generator *generator)
 {
-    static const tg_ag_op tg_op = { "uniform_", "uniform_", &UniformBackward0_entry, true };
+    static const tg_ag_op tg_op = { "uniform_", "uniform_", &UniformBackward0_entry, true, 0 };
     tg__frame_UniformBackward0 tg_x = { .self = self, .from = from, .to = to, .generator = generator };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_uniform__fn(self, (tg_uniform__opts){ .from = from, .to = to, .generator = generator });
@@ -1805,7 +1805,7 @@ tg_tensor *tg__autograd_kernel_uniform_(tg_tensor *self, double from, double to,
 /* randint_like(Tensor self, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_randint_like(tg_tensor *self, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "randint_like", "randint_like", &RandintLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "randint_like", "randint_like", &RandintLikeBackward0_entry, false, 0 };
     tg__frame_RandintLikeBackward0 tg_x = { .self = self, .high = high, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_randint_like_fn(self, high, (tg_randint_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -1816,7 +1816,7 @@ tg_tensor *tg__autograd_kernel_randint_like(tg_tensor *self, int64_t high, tg_dt
 /* randint_like.low_dtype(Tensor self, int low, int high, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_randint_like_low(tg_tensor *self, int64_t low, int64_t high, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "randint_like", "randint_like.low_dtype", &RandintLikeBackward1_entry, false };
+    static const tg_ag_op tg_op = { "randint_like", "randint_like.low_dtype", &RandintLikeBackward1_entry, false, 0 };
     tg__frame_RandintLikeBackward1 tg_x = { .self = self, .low = low, .high = high, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_randint_like_low_fn(self, low, high, (tg_randint_like_low_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -1827,7 +1827,7 @@ tg_tensor *tg__autograd_kernel_randint_like_low(tg_tensor *self, int64_t low, in
 /* eq.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "eq", "eq.Tensor", &EqBackward0_entry, false };
+    static const tg_ag_op tg_op = { "eq", "eq.Tensor", &EqBackward0_entry, false, 0 };
     tg__frame_EqBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_eq(self, other);
@@ -1838,7 +1838,7 @@ tg_tensor *tg__autograd_kernel_eq(tg_tensor *self, tg_tensor *other)
 /* eq_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_eq_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "eq_", "eq_.Tensor", &EqBackward0_entry, true };
+    static const tg_ag_op tg_op = { "eq_", "eq_.Tensor", &EqBackward0_entry, true, 0 };
     tg__frame_EqBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_eq_(self, other);
@@ -1871,7 +1871,7 @@ tg_tensor *tg__autograd_kernel_eq_scalar_out(tg_tensor *self, double other, tg_t
 /* abs(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "abs", "abs", &AbsBackward0_entry, false };
+    static const tg_ag_op tg_op = { "abs", "abs", &AbsBackward0_entry, false, 0 };
     tg__frame_AbsBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_abs(self);
@@ -1882,7 +1882,7 @@ tg_tensor *tg__autograd_kernel_abs(tg_tensor *self)
 /* abs_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_abs_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "abs_", "abs_", &AbsBackward0_entry, true };
+    static const tg_ag_op tg_op = { "abs_", "abs_", &AbsBackward0_entry, true, 0 };
     tg__frame_AbsBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_abs_(self);
@@ -1904,7 +1904,7 @@ tg_tensor *tg__autograd_kernel_abs_out(tg_tensor *self, tg_tensor *out)
 /* sigmoid(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "sigmoid", "sigmoid", &SigmoidBackward0_entry, false };
+    static const tg_ag_op tg_op = { "sigmoid", "sigmoid", &SigmoidBackward0_entry, false, 0 };
     tg__frame_SigmoidBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sigmoid(self);
@@ -1915,7 +1915,7 @@ tg_tensor *tg__autograd_kernel_sigmoid(tg_tensor *self)
 /* sigmoid_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_sigmoid_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "sigmoid_", "sigmoid_", &SigmoidBackward0_entry, true };
+    static const tg_ag_op tg_op = { "sigmoid_", "sigmoid_", &SigmoidBackward0_entry, true, 0 };
     tg__frame_SigmoidBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sigmoid_(self);
@@ -1937,7 +1937,7 @@ tg_tensor *tg__autograd_kernel_sigmoid_out(tg_tensor *self, tg_tensor *out)
 /* relu(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "relu", "relu", &ReluBackward0_entry, false };
+    static const tg_ag_op tg_op = { "relu", "relu", &ReluBackward0_entry, false, 0 };
     tg__frame_ReluBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_relu(self);
@@ -1948,7 +1948,7 @@ tg_tensor *tg__autograd_kernel_relu(tg_tensor *self)
 /* relu_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_relu_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "relu_", "relu_", &ReluBackward0_entry, true };
+    static const tg_ag_op tg_op = { "relu_", "relu_", &ReluBackward0_entry, true, 0 };
     tg__frame_ReluBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_relu_(self);
@@ -1970,7 +1970,7 @@ tg_tensor *tg__autograd_kernel_relu_out(tg_tensor *self, tg_tensor *out)
 /* split.Tensor(Tensor(a -> *) self, SymInt split_size, int dim=0) -> Tensor(a)[] */
 tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "split", "split.Tensor", &SplitBackward0_entry, false };
+    static const tg_ag_op tg_op = { "split", "split.Tensor", &SplitBackward0_entry, false, 0 };
     tg__frame_SplitBackward0 tg_x = { .self = self, .split_size = split_size, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg_split_fn(self, split_size, (tg_split_opts){ .dim = dim });
@@ -1981,7 +1981,7 @@ tg_tensor_list tg__autograd_kernel_split(tg_tensor *self, int64_t split_size, in
 /* select_backward(Tensor grad_output, SymInt[] input_sizes, int dim, int index) -> Tensor */
 tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, int64_t index)
 {
-    static const tg_ag_op tg_op = { "select_backward", "select_backward", &SelectBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "select_backward", "select_backward", &SelectBackwardBackward0_entry, false, 0 };
     tg__frame_SelectBackwardBackward0 tg_x = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .index = index };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_select_backward(grad_output, input_sizes, dim, index);
@@ -1992,7 +1992,7 @@ tg_tensor *tg__autograd_kernel_select_backward(tg_tensor *grad_output, tg_int_li
 /* nll_loss_forward(Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index) -> (Tensor output, Tensor total_weight) */
 tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index)
 {
-    static const tg_ag_op tg_op = { "nll_loss_forward", "nll_loss_forward", &NllLossForwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "nll_loss_forward", "nll_loss_forward", &NllLossForwardBackward0_entry, false, 0 };
     tg__frame_NllLossForwardBackward0 tg_x = { .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index };
     tg_ag_call tg_c;
     tg_output_total_weight tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_output_total_weight){ 0 } : tg_nll_loss_forward(self, target, weight, reduction, ignore_index);
@@ -2003,7 +2003,7 @@ tg_output_total_weight tg__autograd_kernel_nll_loss_forward(tg_tensor *self, tg_
 /* nll_loss_backward(Tensor grad_output, Tensor self, Tensor target, Tensor? weight, int reduction, int ignore_index, Tensor total_weight) -> Tensor */
 tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *target, tg_tensor *weight, int64_t reduction, int64_t ignore_index, tg_tensor *total_weight)
 {
-    static const tg_ag_op tg_op = { "nll_loss_backward", "nll_loss_backward", &NllLossBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "nll_loss_backward", "nll_loss_backward", &NllLossBackwardBackward0_entry, false, 0 };
     tg__frame_NllLossBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .target = target, .weight = weight, .reduction = reduction, .ignore_index = ignore_index, .total_weight = total_weight };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_nll_loss_backward(grad_output, self, target, weight, reduction, ignore_index, total_weight);
@@ -2014,7 +2014,7 @@ tg_tensor *tg__autograd_kernel_nll_loss_backward(tg_tensor *grad_output, tg_tens
 /* convolution_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[]? bias_sizes, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_tensor *input, tg_tensor *weight, tg_int_list bias_sizes, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups, tg_bool_list output_mask)
 {
-    static const tg_ag_op tg_op = { "convolution_backward", "convolution_backward", &ConvolutionBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "convolution_backward", "convolution_backward", &ConvolutionBackwardBackward0_entry, false, 0 };
     tg__frame_ConvolutionBackwardBackward0 tg_x = { .grad_output = grad_output, .input = input, .weight = weight, .bias_sizes = bias_sizes, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups, .output_mask = output_mask };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_convolution_backward(grad_output, input, weight, bias_sizes, stride, padding, dilation, transposed, output_padding, groups, output_mask);
@@ -2025,7 +2025,7 @@ tg_tensors3 tg__autograd_kernel_convolution_backward(tg_tensor *grad_output, tg_
 /* adaptive_max_pool2d(Tensor self, int[2] output_size) -> (Tensor, Tensor) */
 tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list output_size)
 {
-    static const tg_ag_op tg_op = { "adaptive_max_pool2d", "adaptive_max_pool2d", &AdaptiveMaxPool2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "adaptive_max_pool2d", "adaptive_max_pool2d", &AdaptiveMaxPool2dBackward0_entry, false, 0 };
     tg__frame_AdaptiveMaxPool2dBackward0 tg_x = { .self = self, .output_size = output_size };
     tg_ag_call tg_c;
     tg_tensors2 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors2){ 0 } : tg_adaptive_max_pool2d(self, output_size);
@@ -2036,7 +2036,7 @@ tg_tensors2 tg__autograd_kernel_adaptive_max_pool2d(tg_tensor *self, tg_int_list
 /* replication_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
 tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
-    static const tg_ag_op tg_op = { "replication_pad2d_backward", "replication_pad2d_backward", &ReplicationPad2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "replication_pad2d_backward", "replication_pad2d_backward", &ReplicationPad2dBackwardBackward0_entry, false, 0 };
     tg__frame_ReplicationPad2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .padding = padding };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_replication_pad2d_backward(grad_output, self, padding);
@@ -2047,7 +2047,7 @@ tg_tensor *tg__autograd_kernel_replication_pad2d_backward(tg_tensor *grad_output
 /* upsample_nearest2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    static const tg_ag_op tg_op = { "upsample_nearest2d_backward", "upsample_nearest2d_backward", &UpsampleNearest2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "upsample_nearest2d_backward", "upsample_nearest2d_backward", &UpsampleNearest2dBackwardBackward0_entry, false, 0 };
     tg__frame_UpsampleNearest2dBackwardBackward0 tg_x = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .scales_h = scales_h, .scales_w = scales_w };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_nearest2d_backward_fn(grad_output, output_size, input_size, (tg_upsample_nearest2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
@@ -2058,7 +2058,7 @@ tg_tensor *tg__autograd_kernel_upsample_nearest2d_backward(tg_tensor *grad_outpu
 /* upsample_bilinear2d_backward(Tensor grad_output, SymInt[2] output_size, SymInt[4] input_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_output, tg_int_list output_size, tg_int_list input_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    static const tg_ag_op tg_op = { "upsample_bilinear2d_backward", "upsample_bilinear2d_backward", &UpsampleBilinear2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "upsample_bilinear2d_backward", "upsample_bilinear2d_backward", &UpsampleBilinear2dBackwardBackward0_entry, false, 0 };
     tg__frame_UpsampleBilinear2dBackwardBackward0 tg_x = { .grad_output = grad_output, .output_size = output_size, .input_size = input_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_bilinear2d_backward_fn(grad_output, output_size, input_size, align_corners, (tg_upsample_bilinear2d_backward_opts){ .scales_h = scales_h, .scales_w = scales_w });
@@ -2069,7 +2069,7 @@ tg_tensor *tg__autograd_kernel_upsample_bilinear2d_backward(tg_tensor *grad_outp
 /* hardtanh_backward(Tensor grad_output, Tensor self, Scalar min_val, Scalar max_val) -> Tensor */
 tg_tensor *tg__autograd_kernel_hardtanh_backward(tg_tensor *grad_output, tg_tensor *self, double min_val, double max_val)
 {
-    static const tg_ag_op tg_op = { "hardtanh_backward", "hardtanh_backward", &HardtanhBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "hardtanh_backward", "hardtanh_backward", &HardtanhBackwardBackward0_entry, false, 0 };
     tg__frame_HardtanhBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .min_val = min_val, .max_val = max_val };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardtanh_backward(grad_output, self, min_val, max_val);
@@ -2091,7 +2091,7 @@ tg_tensor *tg__autograd_kernel_elu_out(tg_tensor *self, double alpha, double sca
 /* elu(Tensor self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, double input_scale)
 {
-    static const tg_ag_op tg_op = { "elu", "elu", &EluBackward0_entry, false };
+    static const tg_ag_op tg_op = { "elu", "elu", &EluBackward0_entry, false, 0 };
     tg__frame_EluBackward0 tg_x = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_elu_fn(self, (tg_elu_opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
@@ -2102,7 +2102,7 @@ tg_tensor *tg__autograd_kernel_elu(tg_tensor *self, double alpha, double scale, 
 /* elu_(Tensor(a!) self, Scalar alpha=1, Scalar scale=1, Scalar input_scale=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_elu_(tg_tensor *self, double alpha, double scale, double input_scale)
 {
-    static const tg_ag_op tg_op = { "elu_", "elu_", &EluBackward1_entry, true };
+    static const tg_ag_op tg_op = { "elu_", "elu_", &EluBackward1_entry, true, 0 };
     tg__frame_EluBackward1 tg_x = { .self = self, .alpha = alpha, .scale = scale, .input_scale = input_scale };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_elu__fn(self, (tg_elu__opts){ .alpha = alpha, .scale = scale, .input_scale = input_scale });
@@ -2124,7 +2124,7 @@ tg_tensor *tg__autograd_kernel_softplus_backward_grad_input(tg_tensor *grad_outp
 /* softplus_backward(Tensor grad_output, Tensor self, Scalar beta, Scalar threshold) -> Tensor */
 tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tensor *self, double beta, double threshold)
 {
-    static const tg_ag_op tg_op = { "softplus_backward", "softplus_backward", &SoftplusBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "softplus_backward", "softplus_backward", &SoftplusBackwardBackward0_entry, false, 0 };
     tg__frame_SoftplusBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .beta = beta, .threshold = threshold };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_softplus_backward(grad_output, self, beta, threshold);
@@ -2135,7 +2135,7 @@ tg_tensor *tg__autograd_kernel_softplus_backward(tg_tensor *grad_output, tg_tens
 /* logsumexp(Tensor self, int[1] dim, bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_logsumexp(tg_tensor *self, tg_int_list dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "logsumexp", "logsumexp", &LogsumexpBackward0_entry, false };
+    static const tg_ag_op tg_op = { "logsumexp", "logsumexp", &LogsumexpBackward0_entry, false, 0 };
     tg__frame_LogsumexpBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_logsumexp_fn(self, dim, (tg_logsumexp_opts){ .keepdim = keepdim });
@@ -2168,7 +2168,7 @@ tg_tensor *tg__autograd_kernel_cumsum_out(tg_tensor *self, int64_t dim, tg_dtype
 /* cumsum(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "cumsum", "cumsum", &CumsumBackward0_entry, false };
+    static const tg_ag_op tg_op = { "cumsum", "cumsum", &CumsumBackward0_entry, false, 0 };
     tg__frame_CumsumBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumsum_fn(self, dim, (tg_cumsum_opts){ .dtype = dtype });
@@ -2179,7 +2179,7 @@ tg_tensor *tg__autograd_kernel_cumsum(tg_tensor *self, int64_t dim, tg_dtype dty
 /* cumsum_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "cumsum_", "cumsum_", &CumsumBackward0_entry, true };
+    static const tg_ag_op tg_op = { "cumsum_", "cumsum_", &CumsumBackward0_entry, true, 0 };
     tg__frame_CumsumBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumsum__fn(self, dim, (tg_cumsum__opts){ .dtype = dtype });
@@ -2190,7 +2190,7 @@ tg_tensor *tg__autograd_kernel_cumsum_(tg_tensor *self, int64_t dim, tg_dtype dt
 /* index.Tensor(Tensor self, Tensor?[] indices) -> Tensor */
 tg_tensor *tg__autograd_kernel_index(tg_tensor *self, tg_tensor_list indices)
 {
-    static const tg_ag_op tg_op = { "index", "index.Tensor", &IndexBackward0_entry, false };
+    static const tg_ag_op tg_op = { "index", "index.Tensor", &IndexBackward0_entry, false, 0 };
     tg__frame_IndexBackward0 tg_x = { .self = self, .indices = indices };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index(self, indices);

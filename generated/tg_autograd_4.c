@@ -2287,7 +2287,7 @@ tg_tensor *tg__autograd_kernel_full_out(tg_int_list size, double fill_value, tg_
 /* add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    static const tg_ag_op tg_op = { "add", "add.Tensor", &AddBackward0_entry, false };
+    static const tg_ag_op tg_op = { "add", "add.Tensor", &AddBackward0_entry, false, 0 };
     tg__frame_AddBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_add_fn(self, other, (tg_add_opts){ .alpha = alpha });
@@ -2298,7 +2298,7 @@ tg_tensor *tg__autograd_kernel_add(tg_tensor *self, tg_tensor *other, double alp
 /* add_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_add_(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    static const tg_ag_op tg_op = { "add_", "add_.Tensor", &AddBackward0_entry, true };
+    static const tg_ag_op tg_op = { "add_", "add_.Tensor", &AddBackward0_entry, true, 0 };
     tg__frame_AddBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_add__fn(self, other, (tg_add__opts){ .alpha = alpha });
@@ -2320,7 +2320,7 @@ tg_tensor *tg__autograd_kernel_add_out(tg_tensor *self, tg_tensor *other, double
 /* ne.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "ne", "ne.Tensor", &NeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "ne", "ne.Tensor", &NeBackward0_entry, false, 0 };
     tg__frame_NeBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ne(self, other);
@@ -2331,7 +2331,7 @@ tg_tensor *tg__autograd_kernel_ne(tg_tensor *self, tg_tensor *other)
 /* ne_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_ne_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "ne_", "ne_.Tensor", &NeBackward0_entry, true };
+    static const tg_ag_op tg_op = { "ne_", "ne_.Tensor", &NeBackward0_entry, true, 0 };
     tg__frame_NeBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_ne_(self, other);
@@ -2364,7 +2364,7 @@ tg_tensor *tg__autograd_kernel_ne_scalar_out(tg_tensor *self, double other, tg_t
 /* clamp(Tensor self, Scalar? min=None, Scalar? max=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
-    static const tg_ag_op tg_op = { "clamp", "clamp", &ClampBackward0_entry, false };
+    static const tg_ag_op tg_op = { "clamp", "clamp", &ClampBackward0_entry, false, 0 };
     tg__frame_ClampBackward0 tg_x = { .self = self, .min = min, .max = max };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp_fn(self, (tg_clamp_opts){ .min = min, .max = max });
@@ -2375,7 +2375,7 @@ tg_tensor *tg__autograd_kernel_clamp(tg_tensor *self, tg_opt_float min, tg_opt_f
 /* clamp_(Tensor(a!) self, Scalar? min=None, Scalar? max=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_clamp_(tg_tensor *self, tg_opt_float min, tg_opt_float max)
 {
-    static const tg_ag_op tg_op = { "clamp_", "clamp_", &ClampBackward0_entry, true };
+    static const tg_ag_op tg_op = { "clamp_", "clamp_", &ClampBackward0_entry, true, 0 };
     tg__frame_ClampBackward0 tg_x = { .self = self, .min = min, .max = max };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp__fn(self, (tg_clamp__opts){ .min = min, .max = max });
@@ -2397,7 +2397,7 @@ tg_tensor *tg__autograd_kernel_clamp_out(tg_tensor *self, tg_opt_float min, tg_o
 /* clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    static const tg_ag_op tg_op = { "clamp", "clamp.Tensor", &ClampBackward1_entry, false };
+    static const tg_ag_op tg_op = { "clamp", "clamp.Tensor", &ClampBackward1_entry, false, 0 };
     tg__frame_ClampBackward1 tg_x = { .self = self, .min = min, .max = max };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp_tensor_fn(self, (tg_clamp_tensor_opts){ .min = min, .max = max });
@@ -2408,7 +2408,7 @@ tg_tensor *tg__autograd_kernel_clamp_tensor(tg_tensor *self, tg_tensor *min, tg_
 /* clamp_.Tensor(Tensor(a!) self, Tensor? min=None, Tensor? max=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_clamp_tensor_(tg_tensor *self, tg_tensor *min, tg_tensor *max)
 {
-    static const tg_ag_op tg_op = { "clamp_", "clamp_.Tensor", &ClampBackward1_entry, true };
+    static const tg_ag_op tg_op = { "clamp_", "clamp_.Tensor", &ClampBackward1_entry, true, 0 };
     tg__frame_ClampBackward1 tg_x = { .self = self, .min = min, .max = max };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_clamp_tensor__fn(self, (tg_clamp_tensor__opts){ .min = min, .max = max });
@@ -2430,7 +2430,7 @@ tg_tensor *tg__autograd_kernel_clamp_tensor_out(tg_tensor *self, tg_tensor *min,
 /* cos(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "cos", "cos", &CosBackward0_entry, false };
+    static const tg_ag_op tg_op = { "cos", "cos", &CosBackward0_entry, false, 0 };
     tg__frame_CosBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cos(self);
@@ -2441,7 +2441,7 @@ tg_tensor *tg__autograd_kernel_cos(tg_tensor *self)
 /* cos_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_cos_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "cos_", "cos_", &CosBackward0_entry, true };
+    static const tg_ag_op tg_op = { "cos_", "cos_", &CosBackward0_entry, true, 0 };
     tg__frame_CosBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cos_(self);
@@ -2463,7 +2463,7 @@ tg_tensor *tg__autograd_kernel_cos_out(tg_tensor *self, tg_tensor *out)
 /* mean.dim(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_mean(tg_tensor *self, tg_int_list dim, bool keepdim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "mean", "mean.dim", &MeanBackward0_entry, false };
+    static const tg_ag_op tg_op = { "mean", "mean.dim", &MeanBackward0_entry, false, 0 };
     tg__frame_MeanBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mean_fn(self, (tg_mean_opts){ .dim = dim, .keepdim = keepdim, .dtype = dtype });
@@ -2485,7 +2485,7 @@ tg_tensor *tg__autograd_kernel_mean_out(tg_tensor *self, tg_int_list dim, bool k
 /* prod.dim_int(Tensor self, int dim, bool keepdim=False, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_prod_dim(tg_tensor *self, int64_t dim, bool keepdim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "prod", "prod.dim_int", &ProdBackward0_entry, false };
+    static const tg_ag_op tg_op = { "prod", "prod.dim_int", &ProdBackward0_entry, false, 0 };
     tg__frame_ProdBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_prod_dim_fn(self, dim, (tg_prod_dim_opts){ .keepdim = keepdim, .dtype = dtype });
@@ -2507,7 +2507,7 @@ tg_tensor *tg__autograd_kernel_prod_dim_out(tg_tensor *self, int64_t dim, bool k
 /* copy_(Tensor(a!) self, Tensor src, bool non_blocking=False) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_blocking)
 {
-    static const tg_ag_op tg_op = { "copy_", "copy_", &CopyBackward0_entry, true };
+    static const tg_ag_op tg_op = { "copy_", "copy_", &CopyBackward0_entry, true, 0 };
     tg__frame_CopyBackward0 tg_x = { .self = self, .src = src, .non_blocking = non_blocking };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_copy__fn(self, src, (tg_copy__opts){ .non_blocking = non_blocking });
@@ -2518,7 +2518,7 @@ tg_tensor *tg__autograd_kernel_copy_(tg_tensor *self, tg_tensor *src, bool non_b
 /* _softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 tg_tensor *tg__autograd_kernel__softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
-    static const tg_ag_op tg_op = { "_softmax", "_softmax", &SoftmaxBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_softmax", "_softmax", &SoftmaxBackward0_entry, false, 0 };
     tg__frame_SoftmaxBackward0 tg_x = { .self = self, .dim = dim, .half_to_float = half_to_float };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__softmax(self, dim, half_to_float);
@@ -2540,7 +2540,7 @@ tg_tensor *tg__autograd_kernel__softmax_out(tg_tensor *self, int64_t dim, bool h
 /* threshold_backward(Tensor grad_output, Tensor self, Scalar threshold) -> Tensor */
 tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_tensor *self, double threshold)
 {
-    static const tg_ag_op tg_op = { "threshold_backward", "threshold_backward", &ThresholdBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "threshold_backward", "threshold_backward", &ThresholdBackwardBackward0_entry, false, 0 };
     tg__frame_ThresholdBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .threshold = threshold };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_threshold_backward(grad_output, self, threshold);
@@ -2551,7 +2551,7 @@ tg_tensor *tg__autograd_kernel_threshold_backward(tg_tensor *grad_output, tg_ten
 /* _log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
-    static const tg_ag_op tg_op = { "_log_softmax_backward_data", "_log_softmax_backward_data", &LogSoftmaxBackwardDataBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_log_softmax_backward_data", "_log_softmax_backward_data", &LogSoftmaxBackwardDataBackward0_entry, false, 0 };
     tg__frame_LogSoftmaxBackwardDataBackward0 tg_x = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__log_softmax_backward_data(grad_output, output, dim, input_dtype);
@@ -2562,7 +2562,7 @@ tg_tensor *tg__autograd_kernel__log_softmax_backward_data(tg_tensor *grad_output
 /* max_pool_double_backward(Tensor self, Tensor indices, int dim) -> Tensor */
 tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tensor *indices, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "max_pool_double_backward", "max_pool_double_backward", &MaxPoolDoubleBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "max_pool_double_backward", "max_pool_double_backward", &MaxPoolDoubleBackwardBackward0_entry, false, 0 };
     tg__frame_MaxPoolDoubleBackwardBackward0 tg_x = { .self = self, .indices = indices, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_max_pool_double_backward(self, indices, dim);
@@ -2573,7 +2573,7 @@ tg_tensor *tg__autograd_kernel_max_pool_double_backward(tg_tensor *self, tg_tens
 /* avg_pool2d(Tensor self, int[2] kernel_size, int[2] stride=[], int[2] padding=0, bool ceil_mode=False, bool count_include_pad=True, int? divisor_override=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, bool ceil_mode, bool count_include_pad, tg_opt_int divisor_override)
 {
-    static const tg_ag_op tg_op = { "avg_pool2d", "avg_pool2d", &AvgPool2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "avg_pool2d", "avg_pool2d", &AvgPool2dBackward0_entry, false, 0 };
     tg__frame_AvgPool2dBackward0 tg_x = { .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_avg_pool2d_fn(self, kernel_size, (tg_avg_pool2d_opts){ .stride = stride, .padding = padding, .ceil_mode = ceil_mode, .count_include_pad = count_include_pad, .divisor_override = divisor_override });
@@ -2584,7 +2584,7 @@ tg_tensor *tg__autograd_kernel_avg_pool2d(tg_tensor *self, tg_int_list kernel_si
 /* _adaptive_avg_pool2d(Tensor self, SymInt[2] output_size) -> Tensor */
 tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list output_size)
 {
-    static const tg_ag_op tg_op = { "_adaptive_avg_pool2d", "_adaptive_avg_pool2d", &AdaptiveAvgPool2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_adaptive_avg_pool2d", "_adaptive_avg_pool2d", &AdaptiveAvgPool2dBackward0_entry, false, 0 };
     tg__frame_AdaptiveAvgPool2dBackward0 tg_x = { .self = self, .output_size = output_size };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__adaptive_avg_pool2d(self, output_size);
@@ -2595,7 +2595,7 @@ tg_tensor *tg__autograd_kernel__adaptive_avg_pool2d(tg_tensor *self, tg_int_list
 /* reflection_pad2d_backward(Tensor grad_output, Tensor self, int[4] padding) -> Tensor */
 tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list padding)
 {
-    static const tg_ag_op tg_op = { "reflection_pad2d_backward", "reflection_pad2d_backward", &ReflectionPad2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "reflection_pad2d_backward", "reflection_pad2d_backward", &ReflectionPad2dBackwardBackward0_entry, false, 0 };
     tg__frame_ReflectionPad2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .padding = padding };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_reflection_pad2d_backward(grad_output, self, padding);
@@ -2606,7 +2606,7 @@ tg_tensor *tg__autograd_kernel_reflection_pad2d_backward(tg_tensor *grad_output,
 /* native_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, Tensor? running_var, bool training, float momentum, float eps) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_tensor *running_mean, tg_tensor *running_var, bool training, double momentum, double eps)
 {
-    static const tg_ag_op tg_op = { "native_batch_norm", "native_batch_norm", &NativeBatchNormBackward0_entry, false };
+    static const tg_ag_op tg_op = { "native_batch_norm", "native_batch_norm", &NativeBatchNormBackward0_entry, false, 0 };
     tg__frame_NativeBatchNormBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .running_mean = running_mean, .running_var = running_var, .training = training, .momentum = momentum, .eps = eps };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps);
@@ -2617,7 +2617,7 @@ tg_tensors3 tg__autograd_kernel_native_batch_norm(tg_tensor *input, tg_tensor *w
 /* leaky_relu_backward(Tensor grad_output, Tensor self, Scalar negative_slope, bool self_is_result) -> Tensor */
 tg_tensor *tg__autograd_kernel_leaky_relu_backward(tg_tensor *grad_output, tg_tensor *self, double negative_slope, bool self_is_result)
 {
-    static const tg_ag_op tg_op = { "leaky_relu_backward", "leaky_relu_backward", &LeakyReluBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "leaky_relu_backward", "leaky_relu_backward", &LeakyReluBackwardBackward0_entry, false, 0 };
     tg__frame_LeakyReluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .negative_slope = negative_slope, .self_is_result = self_is_result };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_leaky_relu_backward(grad_output, self, negative_slope, self_is_result);
@@ -2639,7 +2639,7 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_out(tg_tensor *self, tg_tensor *out)
 /* hardsigmoid(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "hardsigmoid", "hardsigmoid", &HardsigmoidBackward0_entry, false };
+    static const tg_ag_op tg_op = { "hardsigmoid", "hardsigmoid", &HardsigmoidBackward0_entry, false, 0 };
     tg__frame_HardsigmoidBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardsigmoid(self);
@@ -2650,7 +2650,7 @@ tg_tensor *tg__autograd_kernel_hardsigmoid(tg_tensor *self)
 /* hardsigmoid_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "hardsigmoid_", "hardsigmoid_", &HardsigmoidBackward0_entry, true };
+    static const tg_ag_op tg_op = { "hardsigmoid_", "hardsigmoid_", &HardsigmoidBackward0_entry, true, 0 };
     tg__frame_HardsigmoidBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardsigmoid_(self);
@@ -2661,7 +2661,7 @@ tg_tensor *tg__autograd_kernel_hardsigmoid_(tg_tensor *self)
 /* mish_backward(Tensor grad_output, Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "mish_backward", "mish_backward", &MishBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "mish_backward", "mish_backward", &MishBackwardBackward0_entry, false, 0 };
     tg__frame_MishBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mish_backward(grad_output, self);
@@ -2672,7 +2672,7 @@ tg_tensor *tg__autograd_kernel_mish_backward(tg_tensor *grad_output, tg_tensor *
 /* log_sigmoid_forward(Tensor self) -> (Tensor output, Tensor buffer) */
 tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "log_sigmoid_forward", "log_sigmoid_forward", &LogSigmoidForwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "log_sigmoid_forward", "log_sigmoid_forward", &LogSigmoidForwardBackward0_entry, false, 0 };
     tg__frame_LogSigmoidForwardBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_output_buffer tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_output_buffer){ 0 } : tg_log_sigmoid_forward(self);
@@ -2683,7 +2683,7 @@ tg_output_buffer tg__autograd_kernel_log_sigmoid_forward(tg_tensor *self)
 /* index_select(Tensor self, int dim, Tensor index) -> Tensor */
 tg_tensor *tg__autograd_kernel_index_select(tg_tensor *self, int64_t dim, tg_tensor *index)
 {
-    static const tg_ag_op tg_op = { "index_select", "index_select", &IndexSelectBackward0_entry, false };
+    static const tg_ag_op tg_op = { "index_select", "index_select", &IndexSelectBackward0_entry, false, 0 };
     tg__frame_IndexSelectBackward0 tg_x = { .self = self, .dim = dim, .index = index };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_select(self, dim, index);

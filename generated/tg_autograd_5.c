@@ -1930,7 +1930,7 @@ static const tg_ag_entry TopkBackward0_entry = {
 /* sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    static const tg_ag_op tg_op = { "sub", "sub.Tensor", &SubBackward0_entry, false };
+    static const tg_ag_op tg_op = { "sub", "sub.Tensor", &SubBackward0_entry, false, 0 };
     tg__frame_SubBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sub_fn(self, other, (tg_sub_opts){ .alpha = alpha });
@@ -1941,7 +1941,7 @@ tg_tensor *tg__autograd_kernel_sub(tg_tensor *self, tg_tensor *other, double alp
 /* sub_.Tensor(Tensor(a!) self, Tensor other, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_sub_(tg_tensor *self, tg_tensor *other, double alpha)
 {
-    static const tg_ag_op tg_op = { "sub_", "sub_.Tensor", &SubBackward0_entry, true };
+    static const tg_ag_op tg_op = { "sub_", "sub_.Tensor", &SubBackward0_entry, true, 0 };
     tg__frame_SubBackward0 tg_x = { .self = self, .other = other, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sub__fn(self, other, (tg_sub__opts){ .alpha = alpha });
@@ -1963,7 +1963,7 @@ tg_tensor *tg__autograd_kernel_sub_out(tg_tensor *self, tg_tensor *other, double
 /* pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor */
 tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 {
-    static const tg_ag_op tg_op = { "pow", "pow.Tensor_Tensor", &PowBackward0_entry, false };
+    static const tg_ag_op tg_op = { "pow", "pow.Tensor_Tensor", &PowBackward0_entry, false, 0 };
     tg__frame_PowBackward0 tg_x = { .self = self, .exponent = exponent };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_pow(self, exponent);
@@ -1974,7 +1974,7 @@ tg_tensor *tg__autograd_kernel_pow(tg_tensor *self, tg_tensor *exponent)
 /* pow_.Tensor(Tensor(a!) self, Tensor exponent) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_pow_(tg_tensor *self, tg_tensor *exponent)
 {
-    static const tg_ag_op tg_op = { "pow_", "pow_.Tensor", &PowBackward0_entry, true };
+    static const tg_ag_op tg_op = { "pow_", "pow_.Tensor", &PowBackward0_entry, true, 0 };
     tg__frame_PowBackward0 tg_x = { .self = self, .exponent = exponent };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_pow_(self, exponent);
@@ -2007,7 +2007,7 @@ tg_tensor *tg__autograd_kernel_pow_scalar_out(tg_tensor *self, double exponent, 
 /* lt.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "lt", "lt.Tensor", &LtBackward0_entry, false };
+    static const tg_ag_op tg_op = { "lt", "lt.Tensor", &LtBackward0_entry, false, 0 };
     tg__frame_LtBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_lt(self, other);
@@ -2018,7 +2018,7 @@ tg_tensor *tg__autograd_kernel_lt(tg_tensor *self, tg_tensor *other)
 /* lt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_lt_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "lt_", "lt_.Tensor", &LtBackward0_entry, true };
+    static const tg_ag_op tg_op = { "lt_", "lt_.Tensor", &LtBackward0_entry, true, 0 };
     tg__frame_LtBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_lt_(self, other);
@@ -2051,7 +2051,7 @@ tg_tensor *tg__autograd_kernel_lt_scalar_out(tg_tensor *self, double other, tg_t
 /* sin(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "sin", "sin", &SinBackward0_entry, false };
+    static const tg_ag_op tg_op = { "sin", "sin", &SinBackward0_entry, false, 0 };
     tg__frame_SinBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sin(self);
@@ -2062,7 +2062,7 @@ tg_tensor *tg__autograd_kernel_sin(tg_tensor *self)
 /* sin_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_sin_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "sin_", "sin_", &SinBackward0_entry, true };
+    static const tg_ag_op tg_op = { "sin_", "sin_", &SinBackward0_entry, true, 0 };
     tg__frame_SinBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sin_(self);
@@ -2084,7 +2084,7 @@ tg_tensor *tg__autograd_kernel_sin_out(tg_tensor *self, tg_tensor *out)
 /* as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride, SymInt? storage_offset=None) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_int_list stride, tg_opt_int storage_offset)
 {
-    static const tg_ag_op tg_op = { "as_strided", "as_strided", &AsStridedBackward0_entry, false };
+    static const tg_ag_op tg_op = { "as_strided", "as_strided", &AsStridedBackward0_entry, false, 0 };
     tg__frame_AsStridedBackward0 tg_x = { .self = self, .size = size, .stride = stride, .storage_offset = storage_offset };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_as_strided_fn(self, size, stride, (tg_as_strided_opts){ .storage_offset = storage_offset });
@@ -2095,7 +2095,7 @@ tg_tensor *tg__autograd_kernel_as_strided(tg_tensor *self, tg_int_list size, tg_
 /* permute(Tensor(a) self, int[] dims) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 {
-    static const tg_ag_op tg_op = { "permute", "permute", &PermuteBackward0_entry, false };
+    static const tg_ag_op tg_op = { "permute", "permute", &PermuteBackward0_entry, false, 0 };
     tg__frame_PermuteBackward0 tg_x = { .self = self, .dims = dims };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_permute(self, dims);
@@ -2106,7 +2106,7 @@ tg_tensor *tg__autograd_kernel_permute(tg_tensor *self, tg_int_list dims)
 /* select.int(Tensor(a) self, int dim, int index) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t index)
 {
-    static const tg_ag_op tg_op = { "select", "select.int", &SelectBackward0_entry, false };
+    static const tg_ag_op tg_op = { "select", "select.int", &SelectBackward0_entry, false, 0 };
     tg__frame_SelectBackward0 tg_x = { .self = self, .dim = dim, .index = index };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_select(self, dim, index);
@@ -2117,7 +2117,7 @@ tg_tensor *tg__autograd_kernel_select(tg_tensor *self, int64_t dim, int64_t inde
 /* _log_softmax(Tensor self, int dim, bool half_to_float) -> Tensor */
 tg_tensor *tg__autograd_kernel__log_softmax(tg_tensor *self, int64_t dim, bool half_to_float)
 {
-    static const tg_ag_op tg_op = { "_log_softmax", "_log_softmax", &LogSoftmaxBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_log_softmax", "_log_softmax", &LogSoftmaxBackward0_entry, false, 0 };
     tg__frame_LogSoftmaxBackward0 tg_x = { .self = self, .dim = dim, .half_to_float = half_to_float };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__log_softmax(self, dim, half_to_float);
@@ -2139,7 +2139,7 @@ tg_tensor *tg__autograd_kernel__log_softmax_out(tg_tensor *self, int64_t dim, bo
 /* _softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype) -> Tensor */
 tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg_tensor *output, int64_t dim, tg_dtype input_dtype)
 {
-    static const tg_ag_op tg_op = { "_softmax_backward_data", "_softmax_backward_data", &SoftmaxBackwardDataBackward0_entry, false };
+    static const tg_ag_op tg_op = { "_softmax_backward_data", "_softmax_backward_data", &SoftmaxBackwardDataBackward0_entry, false, 0 };
     tg__frame_SoftmaxBackwardDataBackward0 tg_x = { .grad_output = grad_output, .output = output, .dim = dim, .input_dtype = input_dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg__softmax_backward_data(grad_output, output, dim, input_dtype);
@@ -2150,7 +2150,7 @@ tg_tensor *tg__autograd_kernel__softmax_backward_data(tg_tensor *grad_output, tg
 /* convolution(Tensor input, Tensor weight, Tensor? bias, int[] stride, int[] padding, int[] dilation, bool transposed, int[] output_padding, int groups) -> Tensor */
 tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, tg_tensor *bias, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool transposed, tg_int_list output_padding, int64_t groups)
 {
-    static const tg_ag_op tg_op = { "convolution", "convolution", &ConvolutionBackward0_entry, false };
+    static const tg_ag_op tg_op = { "convolution", "convolution", &ConvolutionBackward0_entry, false, 0 };
     tg__frame_ConvolutionBackward0 tg_x = { .input = input, .weight = weight, .bias = bias, .stride = stride, .padding = padding, .dilation = dilation, .transposed = transposed, .output_padding = output_padding, .groups = groups };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding, groups);
@@ -2161,7 +2161,7 @@ tg_tensor *tg__autograd_kernel_convolution(tg_tensor *input, tg_tensor *weight, 
 /* adaptive_max_pool2d_backward(Tensor grad_output, Tensor self, Tensor indices) -> Tensor */
 tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_output, tg_tensor *self, tg_tensor *indices)
 {
-    static const tg_ag_op tg_op = { "adaptive_max_pool2d_backward", "adaptive_max_pool2d_backward", &AdaptiveMaxPool2dBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "adaptive_max_pool2d_backward", "adaptive_max_pool2d_backward", &AdaptiveMaxPool2dBackwardBackward0_entry, false, 0 };
     tg__frame_AdaptiveMaxPool2dBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .indices = indices };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_adaptive_max_pool2d_backward(grad_output, self, indices);
@@ -2172,7 +2172,7 @@ tg_tensor *tg__autograd_kernel_adaptive_max_pool2d_backward(tg_tensor *grad_outp
 /* replication_pad2d(Tensor self, int[4] padding) -> Tensor */
 tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list padding)
 {
-    static const tg_ag_op tg_op = { "replication_pad2d", "replication_pad2d", &ReplicationPad2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "replication_pad2d", "replication_pad2d", &ReplicationPad2dBackward0_entry, false, 0 };
     tg__frame_ReplicationPad2dBackward0 tg_x = { .self = self, .padding = padding };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_replication_pad2d(self, padding);
@@ -2183,7 +2183,7 @@ tg_tensor *tg__autograd_kernel_replication_pad2d(tg_tensor *self, tg_int_list pa
 /* upsample_nearest2d(Tensor self, SymInt[2] output_size, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list output_size, tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    static const tg_ag_op tg_op = { "upsample_nearest2d", "upsample_nearest2d", &UpsampleNearest2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "upsample_nearest2d", "upsample_nearest2d", &UpsampleNearest2dBackward0_entry, false, 0 };
     tg__frame_UpsampleNearest2dBackward0 tg_x = { .self = self, .output_size = output_size, .scales_h = scales_h, .scales_w = scales_w };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_nearest2d_fn(self, output_size, (tg_upsample_nearest2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
@@ -2194,7 +2194,7 @@ tg_tensor *tg__autograd_kernel_upsample_nearest2d(tg_tensor *self, tg_int_list o
 /* upsample_bilinear2d(Tensor self, SymInt[2] output_size, bool align_corners, float? scales_h=None, float? scales_w=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_upsample_bilinear2d(tg_tensor *self, tg_int_list output_size, bool align_corners, tg_opt_float scales_h, tg_opt_float scales_w)
 {
-    static const tg_ag_op tg_op = { "upsample_bilinear2d", "upsample_bilinear2d", &UpsampleBilinear2dBackward0_entry, false };
+    static const tg_ag_op tg_op = { "upsample_bilinear2d", "upsample_bilinear2d", &UpsampleBilinear2dBackward0_entry, false, 0 };
     tg__frame_UpsampleBilinear2dBackward0 tg_x = { .self = self, .output_size = output_size, .align_corners = align_corners, .scales_h = scales_h, .scales_w = scales_w };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_upsample_bilinear2d_fn(self, output_size, align_corners, (tg_upsample_bilinear2d_opts){ .scales_h = scales_h, .scales_w = scales_w });
@@ -2216,7 +2216,7 @@ tg_tensor *tg__autograd_kernel_hardtanh_out(tg_tensor *self, double min_val, dou
 /* hardtanh(Tensor self, Scalar min_val=-1, Scalar max_val=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double max_val)
 {
-    static const tg_ag_op tg_op = { "hardtanh", "hardtanh", &HardtanhBackward0_entry, false };
+    static const tg_ag_op tg_op = { "hardtanh", "hardtanh", &HardtanhBackward0_entry, false, 0 };
     tg__frame_HardtanhBackward0 tg_x = { .self = self, .min_val = min_val, .max_val = max_val };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardtanh_fn(self, (tg_hardtanh_opts){ .min_val = min_val, .max_val = max_val });
@@ -2227,7 +2227,7 @@ tg_tensor *tg__autograd_kernel_hardtanh(tg_tensor *self, double min_val, double 
 /* hardtanh_(Tensor(a!) self, Scalar min_val=-1, Scalar max_val=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double max_val)
 {
-    static const tg_ag_op tg_op = { "hardtanh_", "hardtanh_", &HardtanhBackward0_entry, true };
+    static const tg_ag_op tg_op = { "hardtanh_", "hardtanh_", &HardtanhBackward0_entry, true, 0 };
     tg__frame_HardtanhBackward0 tg_x = { .self = self, .min_val = min_val, .max_val = max_val };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardtanh__fn(self, (tg_hardtanh__opts){ .min_val = min_val, .max_val = max_val });
@@ -2238,7 +2238,7 @@ tg_tensor *tg__autograd_kernel_hardtanh_(tg_tensor *self, double min_val, double
 /* elu_backward(Tensor grad_output, Scalar alpha, Scalar scale, Scalar input_scale, bool is_result, Tensor self_or_result) -> Tensor */
 tg_tensor *tg__autograd_kernel_elu_backward(tg_tensor *grad_output, double alpha, double scale, double input_scale, bool is_result, tg_tensor *self_or_result)
 {
-    static const tg_ag_op tg_op = { "elu_backward", "elu_backward", &EluBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "elu_backward", "elu_backward", &EluBackwardBackward0_entry, false, 0 };
     tg__frame_EluBackwardBackward0 tg_x = { .grad_output = grad_output, .alpha = alpha, .scale = scale, .input_scale = input_scale, .is_result = is_result, .self_or_result = self_or_result };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_elu_backward(grad_output, alpha, scale, input_scale, is_result, self_or_result);
@@ -2260,7 +2260,7 @@ tg_tensor *tg__autograd_kernel_softplus_out(tg_tensor *self, double beta, double
 /* softplus(Tensor self, Scalar beta=1, Scalar threshold=20) -> Tensor */
 tg_tensor *tg__autograd_kernel_softplus(tg_tensor *self, double beta, double threshold)
 {
-    static const tg_ag_op tg_op = { "softplus", "softplus", &SoftplusBackward0_entry, false };
+    static const tg_ag_op tg_op = { "softplus", "softplus", &SoftplusBackward0_entry, false, 0 };
     tg__frame_SoftplusBackward0 tg_x = { .self = self, .beta = beta, .threshold = threshold };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_softplus_fn(self, (tg_softplus_opts){ .beta = beta, .threshold = threshold });
@@ -2282,7 +2282,7 @@ tg_tensor *tg__autograd_kernel_cumprod_out(tg_tensor *self, int64_t dim, tg_dtyp
 /* cumprod(Tensor self, int dim, *, ScalarType? dtype=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "cumprod", "cumprod", &CumprodBackward0_entry, false };
+    static const tg_ag_op tg_op = { "cumprod", "cumprod", &CumprodBackward0_entry, false, 0 };
     tg__frame_CumprodBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumprod_fn(self, dim, (tg_cumprod_opts){ .dtype = dtype });
@@ -2293,7 +2293,7 @@ tg_tensor *tg__autograd_kernel_cumprod(tg_tensor *self, int64_t dim, tg_dtype dt
 /* cumprod_(Tensor(a!) self, int dim, *, ScalarType? dtype=None) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype dtype)
 {
-    static const tg_ag_op tg_op = { "cumprod_", "cumprod_", &CumprodBackward0_entry, true };
+    static const tg_ag_op tg_op = { "cumprod_", "cumprod_", &CumprodBackward0_entry, true, 0 };
     tg__frame_CumprodBackward0 tg_x = { .self = self, .dim = dim, .dtype = dtype };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cumprod__fn(self, dim, (tg_cumprod__opts){ .dtype = dtype });
@@ -2304,7 +2304,7 @@ tg_tensor *tg__autograd_kernel_cumprod_(tg_tensor *self, int64_t dim, tg_dtype d
 /* index_put_(Tensor(a!) self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
-    static const tg_ag_op tg_op = { "index_put_", "index_put_", &IndexPutBackward1_entry, true };
+    static const tg_ag_op tg_op = { "index_put_", "index_put_", &IndexPutBackward1_entry, true, 0 };
     tg__frame_IndexPutBackward1 tg_x = { .self = self, .indices = indices, .values = values, .accumulate = accumulate };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_put__fn(self, indices, values, (tg_index_put__opts){ .accumulate = accumulate });
@@ -2315,7 +2315,7 @@ tg_tensor *tg__autograd_kernel_index_put_(tg_tensor *self, tg_tensor_list indice
 /* index_put(Tensor self, Tensor?[] indices, Tensor values, bool accumulate=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices, tg_tensor *values, bool accumulate)
 {
-    static const tg_ag_op tg_op = { "index_put", "index_put", &IndexPutBackward0_entry, false };
+    static const tg_ag_op tg_op = { "index_put", "index_put", &IndexPutBackward0_entry, false, 0 };
     tg__frame_IndexPutBackward0 tg_x = { .self = self, .indices = indices, .values = values, .accumulate = accumulate };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_put_fn(self, indices, values, (tg_index_put_opts){ .accumulate = accumulate });
@@ -2326,7 +2326,7 @@ tg_tensor *tg__autograd_kernel_index_put(tg_tensor *self, tg_tensor_list indices
 /* masked_select(Tensor self, Tensor mask) -> Tensor */
 tg_tensor *tg__autograd_kernel_masked_select(tg_tensor *self, tg_tensor *mask)
 {
-    static const tg_ag_op tg_op = { "masked_select", "masked_select", &MaskedSelectBackward0_entry, false };
+    static const tg_ag_op tg_op = { "masked_select", "masked_select", &MaskedSelectBackward0_entry, false, 0 };
     tg__frame_MaskedSelectBackward0 tg_x = { .self = self, .mask = mask };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_masked_select(self, mask);
@@ -2348,7 +2348,7 @@ tg_values_indices tg__autograd_kernel_topk_out(tg_tensor *self, int64_t k, int64
 /* topk(Tensor self, int k, int dim=-1, bool largest=True, bool sorted=True) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__autograd_kernel_topk(tg_tensor *self, int64_t k, int64_t dim, bool largest, bool sorted)
 {
-    static const tg_ag_op tg_op = { "topk", "topk", &TopkBackward0_entry, false };
+    static const tg_ag_op tg_op = { "topk", "topk", &TopkBackward0_entry, false, 0 };
     tg__frame_TopkBackward0 tg_x = { .self = self, .k = k, .dim = dim, .largest = largest, .sorted = sorted };
     tg_ag_call tg_c;
     tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_topk_fn(self, k, (tg_topk_opts){ .dim = dim, .largest = largest, .sorted = sorted });
@@ -2386,7 +2386,7 @@ static const tg_ag_entry tg__ni_adam_step__entry = {
 /* adam_step_(Tensor(a!) self, Tensor grad, Tensor(b!) exp_avg, Tensor(c!) exp_avg_sq, Tensor(d!)? max_exp_avg_sq, int step, float lr=0.001, float beta1=0.9, float beta2=0.999, float eps=1e-08, float weight_decay=0, bool amsgrad=False, bool maximize=False, bool decoupled_weight_decay=False) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_adam_step_(tg_tensor *self, tg_tensor *grad, tg_tensor *exp_avg, tg_tensor *exp_avg_sq, tg_tensor *max_exp_avg_sq, int64_t step, double lr, double beta1, double beta2, double eps, double weight_decay, bool amsgrad, bool maximize, bool decoupled_weight_decay)
 {
-    static const tg_ag_op tg_op = { "adam_step_", "adam_step_", &tg__ni_adam_step__entry, true };
+    static const tg_ag_op tg_op = { "adam_step_", "adam_step_", &tg__ni_adam_step__entry, true, 0 };
     tg__frame_tg__ni_adam_step_ tg_x = { .self = self, .grad = grad, .exp_avg = exp_avg, .exp_avg_sq = exp_avg_sq, .max_exp_avg_sq = max_exp_avg_sq };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_adam_step__fn(self, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, step, (tg_adam_step__opts){ .lr = lr, .beta1 = beta1, .beta2 = beta2, .eps = eps, .weight_decay = weight_decay, .amsgrad = amsgrad, .maximize = maximize, .decoupled_weight_decay = decoupled_weight_decay });

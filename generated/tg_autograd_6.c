@@ -1028,7 +1028,7 @@ static const tg_ag_entry RollBackward0_entry = {
 /* zeros_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_zeros_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "zeros_like", "zeros_like", &ZerosLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "zeros_like", "zeros_like", &ZerosLikeBackward0_entry, false, 0 };
     tg__frame_ZerosLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_zeros_like_fn(self, (tg_zeros_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -1050,7 +1050,7 @@ tg_tensor *tg__autograd_kernel_linspace_out(double start, double end, int64_t st
 /* randn_like(Tensor self, *, ScalarType? dtype=None, Layout? layout=None, Device? device=None, bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor */
 tg_tensor *tg__autograd_kernel_randn_like(tg_tensor *self, tg_dtype dtype, tg_layout layout, tg_device device, tg_opt_bool pin_memory, tg_memory_format memory_format)
 {
-    static const tg_ag_op tg_op = { "randn_like", "randn_like", &RandnLikeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "randn_like", "randn_like", &RandnLikeBackward0_entry, false, 0 };
     tg__frame_RandnLikeBackward0 tg_x = { .self = self, .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_randn_like_fn(self, (tg_randn_like_opts){ .dtype = dtype, .layout = layout, .device = device, .pin_memory = pin_memory, .memory_format = memory_format });
@@ -1061,7 +1061,7 @@ tg_tensor *tg__autograd_kernel_randn_like(tg_tensor *self, tg_dtype dtype, tg_la
 /* gt.Tensor(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "gt", "gt.Tensor", &GtBackward0_entry, false };
+    static const tg_ag_op tg_op = { "gt", "gt.Tensor", &GtBackward0_entry, false, 0 };
     tg__frame_GtBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gt(self, other);
@@ -1072,7 +1072,7 @@ tg_tensor *tg__autograd_kernel_gt(tg_tensor *self, tg_tensor *other)
 /* gt_.Tensor(Tensor(a!) self, Tensor other) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_gt_(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "gt_", "gt_.Tensor", &GtBackward0_entry, true };
+    static const tg_ag_op tg_op = { "gt_", "gt_.Tensor", &GtBackward0_entry, true, 0 };
     tg__frame_GtBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gt_(self, other);
@@ -1105,7 +1105,7 @@ tg_tensor *tg__autograd_kernel_gt_scalar_out(tg_tensor *self, double other, tg_t
 /* var.correction(Tensor self, int[1]? dim=None, *, int? correction=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_var(tg_tensor *self, tg_int_list dim, tg_opt_int correction, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "var", "var.correction", &VarBackward0_entry, false };
+    static const tg_ag_op tg_op = { "var", "var.correction", &VarBackward0_entry, false, 0 };
     tg__frame_VarBackward0 tg_x = { .self = self, .dim = dim, .correction = correction, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_var_fn(self, (tg_var_opts){ .dim = dim, .correction = correction, .keepdim = keepdim });
@@ -1138,7 +1138,7 @@ tg_tensor *tg__autograd_kernel_hardswish_out(tg_tensor *self, tg_tensor *out)
 /* hardswish(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "hardswish", "hardswish", &HardswishBackward0_entry, false };
+    static const tg_ag_op tg_op = { "hardswish", "hardswish", &HardswishBackward0_entry, false, 0 };
     tg__frame_HardswishBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardswish(self);
@@ -1149,7 +1149,7 @@ tg_tensor *tg__autograd_kernel_hardswish(tg_tensor *self)
 /* hardswish_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "hardswish_", "hardswish_", &HardswishBackward0_entry, true };
+    static const tg_ag_op tg_op = { "hardswish_", "hardswish_", &HardswishBackward0_entry, true, 0 };
     tg__frame_HardswishBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardswish_(self);
@@ -1160,7 +1160,7 @@ tg_tensor *tg__autograd_kernel_hardswish_(tg_tensor *self)
 /* hardswish_backward(Tensor grad_output, Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "hardswish_backward", "hardswish_backward", &HardswishBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "hardswish_backward", "hardswish_backward", &HardswishBackwardBackward0_entry, false, 0 };
     tg__frame_HardswishBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_hardswish_backward(grad_output, self);
@@ -1171,7 +1171,7 @@ tg_tensor *tg__autograd_kernel_hardswish_backward(tg_tensor *grad_output, tg_ten
 /* embedding_dense_backward(Tensor grad_output, Tensor indices, SymInt num_weights, SymInt padding_idx, bool scale_grad_by_freq) -> Tensor */
 tg_tensor *tg__autograd_kernel_embedding_dense_backward(tg_tensor *grad_output, tg_tensor *indices, int64_t num_weights, int64_t padding_idx, bool scale_grad_by_freq)
 {
-    static const tg_ag_op tg_op = { "embedding_dense_backward", "embedding_dense_backward", &EmbeddingDenseBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "embedding_dense_backward", "embedding_dense_backward", &EmbeddingDenseBackwardBackward0_entry, false, 0 };
     tg__frame_EmbeddingDenseBackwardBackward0 tg_x = { .grad_output = grad_output, .indices = indices, .num_weights = num_weights, .padding_idx = padding_idx, .scale_grad_by_freq = scale_grad_by_freq };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_embedding_dense_backward(grad_output, indices, num_weights, padding_idx, scale_grad_by_freq);
@@ -1193,7 +1193,7 @@ tg_tensor *tg__autograd_kernel_gelu_out(tg_tensor *self, const char *approximate
 /* gelu_(Tensor(a!) self, *, str approximate='none') -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
 {
-    static const tg_ag_op tg_op = { "gelu_", "gelu_", &GeluBackward0_entry, true };
+    static const tg_ag_op tg_op = { "gelu_", "gelu_", &GeluBackward0_entry, true, 0 };
     tg__frame_GeluBackward0 tg_x = { .self = self, .approximate = approximate };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gelu__fn(self, (tg_gelu__opts){ .approximate = approximate });
@@ -1204,7 +1204,7 @@ tg_tensor *tg__autograd_kernel_gelu_(tg_tensor *self, const char *approximate)
 /* gelu(Tensor self, *, str approximate='none') -> Tensor */
 tg_tensor *tg__autograd_kernel_gelu(tg_tensor *self, const char *approximate)
 {
-    static const tg_ag_op tg_op = { "gelu", "gelu", &GeluBackward0_entry, false };
+    static const tg_ag_op tg_op = { "gelu", "gelu", &GeluBackward0_entry, false, 0 };
     tg__frame_GeluBackward0 tg_x = { .self = self, .approximate = approximate };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gelu_fn(self, (tg_gelu_opts){ .approximate = approximate });
@@ -1226,7 +1226,7 @@ tg_tensor *tg__autograd_kernel_gelu_backward_grad_input(tg_tensor *grad_output, 
 /* gelu_backward(Tensor grad_output, Tensor self, *, str approximate='none') -> Tensor */
 tg_tensor *tg__autograd_kernel_gelu_backward(tg_tensor *grad_output, tg_tensor *self, const char *approximate)
 {
-    static const tg_ag_op tg_op = { "gelu_backward", "gelu_backward", &GeluBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "gelu_backward", "gelu_backward", &GeluBackwardBackward0_entry, false, 0 };
     tg__frame_GeluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .approximate = approximate };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_gelu_backward_fn(grad_output, self, (tg_gelu_backward_opts){ .approximate = approximate });
@@ -1248,7 +1248,7 @@ tg_tensor *tg__autograd_kernel_silu_out(tg_tensor *self, tg_tensor *out)
 /* silu(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "silu", "silu", &SiluBackward0_entry, false };
+    static const tg_ag_op tg_op = { "silu", "silu", &SiluBackward0_entry, false, 0 };
     tg__frame_SiluBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_silu(self);
@@ -1259,7 +1259,7 @@ tg_tensor *tg__autograd_kernel_silu(tg_tensor *self)
 /* silu_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_silu_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "silu_", "silu_", &SiluBackward0_entry, true };
+    static const tg_ag_op tg_op = { "silu_", "silu_", &SiluBackward0_entry, true, 0 };
     tg__frame_SiluBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_silu_(self);
@@ -1281,7 +1281,7 @@ tg_tensor *tg__autograd_kernel_silu_backward_grad_input(tg_tensor *grad_output, 
 /* silu_backward(Tensor grad_output, Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_silu_backward(tg_tensor *grad_output, tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "silu_backward", "silu_backward", &SiluBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "silu_backward", "silu_backward", &SiluBackwardBackward0_entry, false, 0 };
     tg__frame_SiluBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_silu_backward(grad_output, self);
@@ -1303,7 +1303,7 @@ tg_tensor *tg__autograd_kernel_tril_out(tg_tensor *self, int64_t diagonal, tg_te
 /* tril(Tensor self, int diagonal=0) -> Tensor */
 tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
 {
-    static const tg_ag_op tg_op = { "tril", "tril", &TrilBackward0_entry, false };
+    static const tg_ag_op tg_op = { "tril", "tril", &TrilBackward0_entry, false, 0 };
     tg__frame_TrilBackward0 tg_x = { .self = self, .diagonal = diagonal };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tril_fn(self, (tg_tril_opts){ .diagonal = diagonal });
@@ -1314,7 +1314,7 @@ tg_tensor *tg__autograd_kernel_tril(tg_tensor *self, int64_t diagonal)
 /* tril_(Tensor(a!) self, int diagonal=0) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
 {
-    static const tg_ag_op tg_op = { "tril_", "tril_", &TrilBackward0_entry, true };
+    static const tg_ag_op tg_op = { "tril_", "tril_", &TrilBackward0_entry, true, 0 };
     tg__frame_TrilBackward0 tg_x = { .self = self, .diagonal = diagonal };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_tril__fn(self, (tg_tril__opts){ .diagonal = diagonal });
@@ -1325,7 +1325,7 @@ tg_tensor *tg__autograd_kernel_tril_(tg_tensor *self, int64_t diagonal)
 /* flip(Tensor self, int[] dims) -> Tensor */
 tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
 {
-    static const tg_ag_op tg_op = { "flip", "flip", &FlipBackward0_entry, false };
+    static const tg_ag_op tg_op = { "flip", "flip", &FlipBackward0_entry, false, 0 };
     tg__frame_FlipBackward0 tg_x = { .self = self, .dims = dims };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_flip(self, dims);
@@ -1336,7 +1336,7 @@ tg_tensor *tg__autograd_kernel_flip(tg_tensor *self, tg_int_list dims)
 /* roll(Tensor self, int[1] shifts, int[1] dims=[]) -> Tensor */
 tg_tensor *tg__autograd_kernel_roll(tg_tensor *self, tg_int_list shifts, tg_int_list dims)
 {
-    static const tg_ag_op tg_op = { "roll", "roll", &RollBackward0_entry, false };
+    static const tg_ag_op tg_op = { "roll", "roll", &RollBackward0_entry, false, 0 };
     tg__frame_RollBackward0 tg_x = { .self = self, .shifts = shifts, .dims = dims };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_roll_fn(self, shifts, (tg_roll_opts){ .dims = dims });
@@ -1360,7 +1360,7 @@ static const tg_ag_entry tg__ni_nonzero_entry = {
 /* nonzero(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_nonzero(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "nonzero", "nonzero", &tg__ni_nonzero_entry, false };
+    static const tg_ag_op tg_op = { "nonzero", "nonzero", &tg__ni_nonzero_entry, false, 0 };
     tg__frame_tg__ni_nonzero tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_nonzero(self);

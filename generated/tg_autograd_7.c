@@ -1278,7 +1278,7 @@ static const tg_ag_entry IndexAddBackward0_entry = {
 /* minimum(Tensor self, Tensor other) -> Tensor */
 tg_tensor *tg__autograd_kernel_minimum(tg_tensor *self, tg_tensor *other)
 {
-    static const tg_ag_op tg_op = { "minimum", "minimum", &MinimumBackward0_entry, false };
+    static const tg_ag_op tg_op = { "minimum", "minimum", &MinimumBackward0_entry, false, 0 };
     tg__frame_MinimumBackward0 tg_x = { .self = self, .other = other };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_minimum(self, other);
@@ -1300,7 +1300,7 @@ tg_tensor *tg__autograd_kernel_minimum_out(tg_tensor *self, tg_tensor *other, tg
 /* sqrt(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "sqrt", "sqrt", &SqrtBackward0_entry, false };
+    static const tg_ag_op tg_op = { "sqrt", "sqrt", &SqrtBackward0_entry, false, 0 };
     tg__frame_SqrtBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sqrt(self);
@@ -1311,7 +1311,7 @@ tg_tensor *tg__autograd_kernel_sqrt(tg_tensor *self)
 /* sqrt_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_sqrt_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "sqrt_", "sqrt_", &SqrtBackward0_entry, true };
+    static const tg_ag_op tg_op = { "sqrt_", "sqrt_", &SqrtBackward0_entry, true, 0 };
     tg__frame_SqrtBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sqrt_(self);
@@ -1333,7 +1333,7 @@ tg_tensor *tg__autograd_kernel_sqrt_out(tg_tensor *self, tg_tensor *out)
 /* rsqrt(Tensor self) -> Tensor */
 tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "rsqrt", "rsqrt", &RsqrtBackward0_entry, false };
+    static const tg_ag_op tg_op = { "rsqrt", "rsqrt", &RsqrtBackward0_entry, false, 0 };
     tg__frame_RsqrtBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_rsqrt(self);
@@ -1344,7 +1344,7 @@ tg_tensor *tg__autograd_kernel_rsqrt(tg_tensor *self)
 /* rsqrt_(Tensor(a!) self) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_rsqrt_(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "rsqrt_", "rsqrt_", &RsqrtBackward0_entry, true };
+    static const tg_ag_op tg_op = { "rsqrt_", "rsqrt_", &RsqrtBackward0_entry, true, 0 };
     tg__frame_RsqrtBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_rsqrt_(self);
@@ -1366,7 +1366,7 @@ tg_tensor *tg__autograd_kernel_rsqrt_out(tg_tensor *self, tg_tensor *out)
 /* min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices) */
 tg_values_indices tg__autograd_kernel_min_dim(tg_tensor *self, int64_t dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "min", "min.dim", &MinBackward0_entry, false };
+    static const tg_ag_op tg_op = { "min", "min.dim", &MinBackward0_entry, false, 0 };
     tg__frame_MinBackward0 tg_x = { .self = self, .dim = dim, .keepdim = keepdim };
     tg_ag_call tg_c;
     tg_values_indices tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_values_indices){ 0 } : tg_min_dim_fn(self, dim, (tg_min_dim_opts){ .keepdim = keepdim });
@@ -1401,7 +1401,7 @@ static const tg_ag_entry tg__ni_argmax_entry = {
 /* argmax(Tensor self, int? dim=None, bool keepdim=False) -> Tensor */
 tg_tensor *tg__autograd_kernel_argmax(tg_tensor *self, tg_opt_int dim, bool keepdim)
 {
-    static const tg_ag_op tg_op = { "argmax", "argmax", &tg__ni_argmax_entry, false };
+    static const tg_ag_op tg_op = { "argmax", "argmax", &tg__ni_argmax_entry, false, 0 };
     tg__frame_tg__ni_argmax tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_argmax_fn(self, (tg_argmax_opts){ .dim = dim, .keepdim = keepdim });
@@ -1423,7 +1423,7 @@ tg_tensor *tg__autograd_kernel_argmax_out(tg_tensor *self, tg_opt_int dim, bool 
 /* mm(Tensor self, Tensor mat2) -> Tensor */
 tg_tensor *tg__autograd_kernel_mm(tg_tensor *self, tg_tensor *mat2)
 {
-    static const tg_ag_op tg_op = { "mm", "mm", &MmBackward0_entry, false };
+    static const tg_ag_op tg_op = { "mm", "mm", &MmBackward0_entry, false, 0 };
     tg__frame_MmBackward0 tg_x = { .self = self, .mat2 = mat2 };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mm(self, mat2);
@@ -1445,7 +1445,7 @@ tg_tensor *tg__autograd_kernel_mm_out(tg_tensor *self, tg_tensor *mat2, tg_tenso
 /* bmm(Tensor self, Tensor mat2) -> Tensor */
 tg_tensor *tg__autograd_kernel_bmm(tg_tensor *self, tg_tensor *mat2)
 {
-    static const tg_ag_op tg_op = { "bmm", "bmm", &BmmBackward0_entry, false };
+    static const tg_ag_op tg_op = { "bmm", "bmm", &BmmBackward0_entry, false, 0 };
     tg__frame_BmmBackward0 tg_x = { .self = self, .mat2 = mat2 };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_bmm(self, mat2);
@@ -1467,7 +1467,7 @@ tg_tensor *tg__autograd_kernel_bmm_out(tg_tensor *self, tg_tensor *mat2, tg_tens
 /* squeeze(Tensor(a) self) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 {
-    static const tg_ag_op tg_op = { "squeeze", "squeeze", &SqueezeBackward0_entry, false };
+    static const tg_ag_op tg_op = { "squeeze", "squeeze", &SqueezeBackward0_entry, false, 0 };
     tg__frame_SqueezeBackward0 tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_squeeze(self);
@@ -1478,7 +1478,7 @@ tg_tensor *tg__autograd_kernel_squeeze(tg_tensor *self)
 /* squeeze.dim(Tensor(a) self, int dim) -> Tensor(a) */
 tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "squeeze", "squeeze.dim", &SqueezeBackward1_entry, false };
+    static const tg_ag_op tg_op = { "squeeze", "squeeze.dim", &SqueezeBackward1_entry, false, 0 };
     tg__frame_SqueezeBackward1 tg_x = { .self = self, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_squeeze_dim(self, dim);
@@ -1489,7 +1489,7 @@ tg_tensor *tg__autograd_kernel_squeeze_dim(tg_tensor *self, int64_t dim)
 /* cat(Tensor[] tensors, int dim=0) -> Tensor */
 tg_tensor *tg__autograd_kernel_cat(tg_tensor_list tensors, int64_t dim)
 {
-    static const tg_ag_op tg_op = { "cat", "cat", &CatBackward0_entry, false };
+    static const tg_ag_op tg_op = { "cat", "cat", &CatBackward0_entry, false, 0 };
     tg__frame_CatBackward0 tg_x = { .tensors = tensors, .dim = dim };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_cat_fn(tensors, (tg_cat_opts){ .dim = dim });
@@ -1522,7 +1522,7 @@ tg_tensor *tg__autograd_kernel_stack_out(tg_tensor_list tensors, int64_t dim, tg
 /* slice_backward(Tensor grad_output, SymInt[] input_sizes, int dim, SymInt? start, SymInt? end, SymInt step) -> Tensor */
 tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_list input_sizes, int64_t dim, tg_opt_int start, tg_opt_int end, int64_t step)
 {
-    static const tg_ag_op tg_op = { "slice_backward", "slice_backward", &SliceBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "slice_backward", "slice_backward", &SliceBackwardBackward0_entry, false, 0 };
     tg__frame_SliceBackwardBackward0 tg_x = { .grad_output = grad_output, .input_sizes = input_sizes, .dim = dim, .start = start, .end = end, .step = step };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_slice_backward(grad_output, input_sizes, dim, start, end, step);
@@ -1533,7 +1533,7 @@ tg_tensor *tg__autograd_kernel_slice_backward(tg_tensor *grad_output, tg_int_lis
 /* max_pool2d_with_indices_backward(Tensor grad_output, Tensor self, int[2] kernel_size, int[2] stride, int[2] padding, int[2] dilation, bool ceil_mode, Tensor indices) -> Tensor */
 tg_tensor *tg__autograd_kernel_max_pool2d_with_indices_backward(tg_tensor *grad_output, tg_tensor *self, tg_int_list kernel_size, tg_int_list stride, tg_int_list padding, tg_int_list dilation, bool ceil_mode, tg_tensor *indices)
 {
-    static const tg_ag_op tg_op = { "max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward", &MaxPool2dWithIndicesBackwardBackward0_entry, false };
+    static const tg_ag_op tg_op = { "max_pool2d_with_indices_backward", "max_pool2d_with_indices_backward", &MaxPool2dWithIndicesBackwardBackward0_entry, false, 0 };
     tg__frame_MaxPool2dWithIndicesBackwardBackward0 tg_x = { .grad_output = grad_output, .self = self, .kernel_size = kernel_size, .stride = stride, .padding = padding, .dilation = dilation, .ceil_mode = ceil_mode, .indices = indices };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_max_pool2d_with_indices_backward(grad_output, self, kernel_size, stride, padding, dilation, ceil_mode, indices);
@@ -1575,7 +1575,7 @@ static const tg_ag_entry tg__ni_native_group_norm_backward_entry = {
 /* native_group_norm_backward(Tensor grad_out, Tensor input, Tensor mean, Tensor rstd, Tensor? weight, SymInt N, SymInt C, SymInt HxW, int group, bool[3] output_mask) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, tg_tensor *input, tg_tensor *mean, tg_tensor *rstd, tg_tensor *weight, int64_t N, int64_t C, int64_t HxW, int64_t group, tg_bool_list output_mask)
 {
-    static const tg_ag_op tg_op = { "native_group_norm_backward", "native_group_norm_backward", &tg__ni_native_group_norm_backward_entry, false };
+    static const tg_ag_op tg_op = { "native_group_norm_backward", "native_group_norm_backward", &tg__ni_native_group_norm_backward_entry, false, 0 };
     tg__frame_tg__ni_native_group_norm_backward tg_x = { .grad_out = grad_out, .input = input, .mean = mean, .rstd = rstd, .weight = weight };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_group_norm_backward(grad_out, input, mean, rstd, weight, N, C, HxW, group, output_mask);
@@ -1586,7 +1586,7 @@ tg_tensors3 tg__autograd_kernel_native_group_norm_backward(tg_tensor *grad_out, 
 /* native_layer_norm(Tensor input, SymInt[] normalized_shape, Tensor? weight, Tensor? bias, float eps) -> (Tensor, Tensor, Tensor) */
 tg_tensors3 tg__autograd_kernel_native_layer_norm(tg_tensor *input, tg_int_list normalized_shape, tg_tensor *weight, tg_tensor *bias, double eps)
 {
-    static const tg_ag_op tg_op = { "native_layer_norm", "native_layer_norm", &NativeLayerNormBackward0_entry, false };
+    static const tg_ag_op tg_op = { "native_layer_norm", "native_layer_norm", &NativeLayerNormBackward0_entry, false, 0 };
     tg__frame_NativeLayerNormBackward0 tg_x = { .input = input, .normalized_shape = normalized_shape, .weight = weight, .bias = bias, .eps = eps };
     tg_ag_call tg_c;
     tg_tensors3 tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensors3){ 0 } : tg_native_layer_norm(input, normalized_shape, weight, bias, eps);
@@ -1634,7 +1634,7 @@ static const tg_ag_entry tg__ni__scaled_dot_product_fused_attention_backward_ent
 /* _scaled_dot_product_fused_attention_backward(Tensor grad_out, Tensor query, Tensor key, Tensor value, Tensor out, Tensor logsumexp, float dropout_p, bool is_causal, *, Tensor? attn_mask=None, float? scale=None) -> (Tensor grad_query, Tensor grad_key, Tensor grad_value) */
 tg_grad_query_grad_key_grad_value tg__autograd_kernel__scaled_dot_product_fused_attention_backward(tg_tensor *grad_out, tg_tensor *query, tg_tensor *key, tg_tensor *value, tg_tensor *out, tg_tensor *logsumexp, double dropout_p, bool is_causal, tg_tensor *attn_mask, tg_opt_float scale)
 {
-    static const tg_ag_op tg_op = { "_scaled_dot_product_fused_attention_backward", "_scaled_dot_product_fused_attention_backward", &tg__ni__scaled_dot_product_fused_attention_backward_entry, false };
+    static const tg_ag_op tg_op = { "_scaled_dot_product_fused_attention_backward", "_scaled_dot_product_fused_attention_backward", &tg__ni__scaled_dot_product_fused_attention_backward_entry, false, 0 };
     tg__frame_tg__ni__scaled_dot_product_fused_attention_backward tg_x = { .grad_out = grad_out, .query = query, .key = key, .value = value, .out = out, .logsumexp = logsumexp, .attn_mask = attn_mask };
     tg_ag_call tg_c;
     tg_grad_query_grad_key_grad_value tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_grad_query_grad_key_grad_value){ 0 } : tg__scaled_dot_product_fused_attention_backward_fn(grad_out, query, key, value, out, logsumexp, dropout_p, is_causal, (tg__scaled_dot_product_fused_attention_backward_opts){ .attn_mask = attn_mask, .scale = scale });
@@ -1656,7 +1656,7 @@ tg_tensor *tg__autograd_kernel_index_add_out(tg_tensor *self, int64_t dim, tg_te
 /* index_add(Tensor self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor */
 tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
-    static const tg_ag_op tg_op = { "index_add", "index_add", &IndexAddBackward0_entry, false };
+    static const tg_ag_op tg_op = { "index_add", "index_add", &IndexAddBackward0_entry, false, 0 };
     tg__frame_IndexAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_add_fn(self, dim, index, source, (tg_index_add_opts){ .alpha = alpha });
@@ -1667,7 +1667,7 @@ tg_tensor *tg__autograd_kernel_index_add(tg_tensor *self, int64_t dim, tg_tensor
 /* index_add_(Tensor(a!) self, int dim, Tensor index, Tensor source, *, Scalar alpha=1) -> Tensor(a!) */
 tg_tensor *tg__autograd_kernel_index_add_(tg_tensor *self, int64_t dim, tg_tensor *index, tg_tensor *source, double alpha)
 {
-    static const tg_ag_op tg_op = { "index_add_", "index_add_", &IndexAddBackward0_entry, true };
+    static const tg_ag_op tg_op = { "index_add_", "index_add_", &IndexAddBackward0_entry, true, 0 };
     tg__frame_IndexAddBackward0 tg_x = { .self = self, .dim = dim, .index = index, .source = source, .alpha = alpha };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_index_add__fn(self, dim, index, source, (tg_index_add__opts){ .alpha = alpha });
@@ -1696,7 +1696,7 @@ static const tg_ag_entry tg__ni_sort_backward_entry = {
 /* sort_backward(Tensor grad, int dim, Tensor indices, SymInt[] sizes) -> Tensor */
 tg_tensor *tg__autograd_kernel_sort_backward(tg_tensor *grad, int64_t dim, tg_tensor *indices, tg_int_list sizes)
 {
-    static const tg_ag_op tg_op = { "sort_backward", "sort_backward", &tg__ni_sort_backward_entry, false };
+    static const tg_ag_op tg_op = { "sort_backward", "sort_backward", &tg__ni_sort_backward_entry, false, 0 };
     tg__frame_tg__ni_sort_backward tg_x = { .grad = grad, .indices = indices };
     tg_ag_call tg_c;
     tg_tensor *tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_sort_backward(grad, dim, indices, sizes);
@@ -1720,7 +1720,7 @@ static const tg_ag_entry tg__ni__foreach_norm_entry = {
 /* _foreach_norm.Scalar(Tensor[] self, Scalar ord=2) -> Tensor[] */
 tg_tensor_list tg__autograd_kernel__foreach_norm(tg_tensor_list self, double ord)
 {
-    static const tg_ag_op tg_op = { "_foreach_norm", "_foreach_norm.Scalar", &tg__ni__foreach_norm_entry, false };
+    static const tg_ag_op tg_op = { "_foreach_norm", "_foreach_norm.Scalar", &tg__ni__foreach_norm_entry, false, 0 };
     tg__frame_tg__ni__foreach_norm tg_x = { .self = self };
     tg_ag_call tg_c;
     tg_tensor_list tg_r = tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? (tg_tensor_list){ NULL, 0 } : tg__foreach_norm_fn(self, (tg__foreach_norm_opts){ .ord = ord });

@@ -157,9 +157,13 @@ static int assign_written(tgm_arena *a, tga_op *op)
 
 /* ------------------------------------------------------------------ structured glue */
 
-/* The argument an in-place entry writes: its first write-aliased positional argument. */
+/* The argument an in-place entry writes: `self` (wherever it is), else its first
+ * write-aliased positional argument. */
 static const tga_arg *mutated_arg(const tga_op *op)
 {
+    int self = tgm_schema_self_index(&op->f->schema);
+    if (self >= 0 && self < op->nargs && op->args[self].arg == &op->f->schema.args[self])
+        return &op->args[self];
     for (int i = 0; i < op->nargs; i++)
         if (!op->args[i].arg->kwarg_only && op->args[i].arg->type.alias.is_write)
             return &op->args[i];

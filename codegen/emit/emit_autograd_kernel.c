@@ -84,6 +84,9 @@ const char *tge_ag_kernel(tge_ctx *c, const tge_ag_templates *t, const tga_op *o
     tgt_set(e, "row", op->row_name);
     tgt_set(e, "entry", entry);
     tgt_set(e, "inplace", op->f->kind == TGM_KIND_INPLACE ? "true" : "false");
+    /* self's position in the schema (not always 0: pre-self positionals) */
+    int self = op->f->kind == TGM_KIND_INPLACE ? tgm_schema_self_index(&op->f->schema) : 0;
+    tgt_setf(e, "self", "%d", self > 0 ? self : 0);
     tgt_setf(e, "frame", "tg__frame_%s", entry);
     tgt_set(e, "frame_init", frame_init(c, op, d));
     tgt_set(e, "error_value", tga_error_value(a, op));

@@ -63,9 +63,7 @@ static const char *doc_lines(tge_ctx *c, const tga_op *op)
                    s->inplace                    ? "In place. "
                    : op->f->kind == TGM_KIND_OUT ? "Writes into the out= tensors. "
                                                  : "");
-    else if (s->inplace)
-        tgs_printf(&b, " * In place: returns a new reference to `%s`.\n",
-                   op->nargs ? op->args[0].name : "self");
+    else if (s->inplace) tgs_puts(&b, " * In place: returns a new reference to `self`.\n");
     else if (op->f->kind == TGM_KIND_OUT)
         tgs_puts(&b, " * Writes into the out= tensor and returns a new reference to it.\n");
     tgs_printf(&b, " * Kernel%s: ", op->nkernels == 1 ? "" : "s");

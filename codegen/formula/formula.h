@@ -17,6 +17,8 @@
  *   formula_names.c                  lookups: operators by name, which types a parameter accepts
  *   formula_vocab.c                  the autograd vocabulary (--autograd-functions): functions
  *                                     formulas call that are not operators
+ *   formula_renames.c                the vocabulary's functions under the older names PyTorch
+ *                                     gave them (1.5's index_select_backward, ...)
  *   formula_deriv.c                  whole entries: edges, what a node saves, node names
  *   formula_c.c                      tgf_node -> C statements (SSA temporaries, releases)
  *   emit_autograd.c                  node structs, apply functions, autograd kernels
@@ -227,6 +229,7 @@ typedef struct tgf_derivs {
                       * arguments in joint formulas or of two Tensor[] arguments, Tensor[]
                       * arguments saved whole; their formulas are type-checked all the same */
     const struct tgf_vocab *vocab; /* the autograd vocabulary the formulas were checked with */
+    int *renamed; /* [tgf_renames_count()]: calls resolved by each row of formula_renames.c */
 } tgf_derivs;
 
 /* Parses and type-checks every formula of the model against `ops`, names the nodes and works
@@ -249,8 +252,9 @@ int tgf_check_forward(tgf_derivs *ds, const tga_ops *ops, tgm_arena *a, int *nfo
 const char *tgf_compile_forward(tgm_arena *a, const tgf_deriv *d, const tgf_node *root,
                                 const char *fn, const char *ctx_type, const char *comment);
 
+/* (tgf_check_model: *renamed, may be NULL, gets tgf_renames_note's text, in m->arena.) */
 int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
-                    int *gen_limited);
+                    int *gen_limited, const char **renamed);
 /* What type-checks but --gen cannot generate yet: formulas using values of types without a C
  * mapping, and constructs the C emitter does not compile (tgf_c_unsupported). Reports each as
  * an error into the formula; returns their number. for_gen checking reports the limits of
@@ -270,18 +274,29 @@ typedef struct tgf_vocab {
     tga_op *ops;
     int n;
     tgm_name_map *by_name; /* name (without overload) -> tga_op_group */
-    const char *path;      /* NULL when there is none */
+    const char *path;      /* the last file read; NULL when there is none */
 } tgf_vocab;
 
-/* Reads and checks the vocabulary file (path may be NULL: an empty vocabulary). Errors are
- * reported with file:line:col; returns their number. */
-int tgf_vocab_load(tgm_arena *a, const char *path, tgf_vocab *out);
+/* Reads and checks the vocabulary files, in the order given: a later file's entries are tried
+ * first and replace an earlier file's of the same `name.overload` (none: an empty vocabulary).
+ * Errors are reported with file:line:col; returns their number. */
+#define TGF_MAX_VOCAB_FILES 8
+int tgf_vocab_load(tgm_arena *a, const char *const *paths, int npaths, tgf_vocab *out);
 /* The entries named `name`, in file order; returns how many (up to max). */
 int tgf_vocab_find(const tgf_vocab *v, const char *name, const tga_op **found, int max);
 /* The C prototype of a vocabulary function: "tg_tensor *tg__grad_maybe_multiply(tg_tensor *t,
  * double s)"; NULL when one of its types has no C mapping yet. */
 const char *tgf_vocab_prototype(tgm_arena *a, const tga_op *op);
 bool tgf_vocab_prototype_ok(const tga_op *op); /* whether it has one */
+/* Helpers under the names older PyTorch releases gave them (formula_renames.c): the row of
+ * `old_name` (`at::` dropped), or -1; its new name; how many rows there are; and --check's note
+ * of the rows used ("index_select_backward 7 (now value_selecting_reduction_backward)", NULL
+ * when none was). */
+int tgf_rename_find(const char *old_name);
+const char *tgf_rename_target(int row);
+int tgf_renames_count(void);
+const char *tgf_renames_note(tgm_arena *a, const int *uses);
+
 /* The vocabulary file tgen reads when --autograd-functions is not given: autograd_functions.yaml
  * beside the derivatives file, else the project's specs/autograd_functions.yaml found from
  * tgen's own path (argv0: <dir>/../specs/), else none (NULL). */
@@ -305,6 +320,15 @@ tga_kind tgf_optional_of(tga_kind k);
 /* Whether parameter p is one of the TensorOptions parameters after a dtype (layout, device,
  * pin_memory): C++'s ATen API takes one TensorOptions (x.options()) for all four. */
 bool tgf_options_part(const tga_arg *p);
+/* C++'s implicit TensorOptions(MemoryFormat): `zeros_like(t, at::MemoryFormat::Preserve)` passes
+ * a MemoryFormat where op's parameter pi starts the group that stands for a TensorOptions
+ * (dtype, layout, device, pin_memory), which keeps its defaults, and the memory format goes to
+ * the `MemoryFormat? memory_format` parameter right after the group (ATen merges the two so).
+ * Returns that parameter's index, or -1 when arg is not such a MemoryFormat. */
+int tgf_memory_format_options(const tga_op *op, int pi, const tgf_node *arg);
+/* Whether n is `{}`, an empty list, which C++ also takes for a Tensor (undefined) or any
+ * optional (std::nullopt) parameter: `_convolution_double_backward(ggI, ggW, {}, ...)`. */
+bool tgf_empty_braces(const tgf_node *n);
 
 /* ------------------------------------------------------------------ C (formula_c.c) */
 

@@ -226,6 +226,16 @@ static const char **call_values(cc *c, const tgf_node *n)
     int pi = 0;
     for (int ai = 0; ai < n->nargs && pi < op->nargs; ai++, pi++) {
         const tgf_node *arg = n->args[ai];
+        int mf = tgf_memory_format_options(op, pi, arg);
+        if (mf >= 0) { /* the options group keeps its defaults; memory_format gets the value */
+            pi = mf;
+            vals[pi] = convert(c, &op->args[pi], arg->type, tgf__c_compile(c, arg).c);
+            continue;
+        }
+        if (tgf_empty_braces(arg) && op->args[pi].kind != arg->type) { /* `{}`: none */
+            vals[pi] = op->args[pi].kind == TGA_TENSOR ? "NULL" : none_value(c, op->args[pi].kind);
+            continue;
+        }
         if ((int)arg->type != TGF_KIND_OPTIONS) {
             vals[pi] = convert(c, &op->args[pi], arg->type, tgf__c_compile(c, arg).c);
             continue;

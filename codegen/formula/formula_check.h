@@ -23,6 +23,7 @@ typedef struct tgf_checker {
     bool failed;                      /* this formula already has its error */
     int errors;
     const tgf_vocab *vocab; /* the autograd vocabulary (formula_vocab.c) */
+    int *renamed;           /* calls resolved by each row of formula_renames.c (tgf_derivs) */
     bool unchecked;         /* this formula passes or uses a value of a type without a C mapping */
     const char *lambda_param; /* inside fmap's lambda: its parameter's name */
     int nunchecked;           /* formulas not yet checkable (tgf_derivs.unchecked) */

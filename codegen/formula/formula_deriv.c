@@ -265,7 +265,7 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
                   tgf_derivs *out)
 {
     tgf_vocab *vocab = tgm_alloc(a, sizeof *vocab);
-    int vocab_errors = tgf_vocab_load(a, m->autograd_functions, vocab);
+    int vocab_errors = tgf_vocab_load(a, m->autograd_functions, m->nautograd_functions, vocab);
     /* The checker's plug-ins for backward formulas, in the order they are asked. */
     static const tgf_plugin *const plugins[] = { &tgf_cpp_forms, &tgf_operators, &tgf_overloads,
                                                  NULL };
@@ -275,6 +275,8 @@ int tgf_check_all(const tgm_model *m, const tga_ops *ops, tgm_arena *a, bool for
                       .vocab = vocab,
                       .errors = vocab_errors,
                       .for_gen = for_gen };
+    out->renamed = c.renamed = tgm_alloc(a, sizeof *c.renamed * (size_t)tgf_renames_count());
+    memset(c.renamed, 0, sizeof *c.renamed * (size_t)tgf_renames_count());
     out->n = 0;
     out->d = NULL;
     out->by_op = NULL;
@@ -366,7 +368,7 @@ void tgf_mark_limits(tgf_derivs *ds, tgm_arena *a)
 }
 
 int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipped,
-                    int *gen_limited)
+                    int *gen_limited, const char **renamed)
 {
     tgm_arena *a = tgm_arena_new();
     int before = tgm_error_count();
@@ -389,6 +391,7 @@ int tgf_check_model(const tgm_model *m, bool for_gen, int *unchecked, int *skipp
     if (gen_limited) *gen_limited = ds.gen_limited;
     if (unchecked) *unchecked = ds.unchecked;
     if (skipped) *skipped = ds.skipped;
+    if (renamed) *renamed = tgf_renames_note(m->arena, ds.renamed);
     tgm_arena_free(a);
     return tgm_error_count() - before;
 }

@@ -113,6 +113,17 @@ bool tgf_options_part(const tga_arg *p)
            (p->kind == TGA_OPT_BOOL && p->arg && !strcmp(p->arg->name, "pin_memory"));
 }
 
+bool tgf_empty_braces(const tgf_node *n) { return n->kind == TGF_LIST && n->nargs == 0; }
+
+int tgf_memory_format_options(const tga_op *op, int pi, const tgf_node *arg)
+{
+    if (arg->type != TGA_MEMORY_FORMAT || arg->ntuple || pi >= op->nargs ||
+        op->args[pi].kind != TGA_OPT_DTYPE)
+        return -1;
+    while (pi + 1 < op->nargs && tgf_options_part(&op->args[pi + 1])) pi++;
+    return pi + 1 < op->nargs && op->args[pi + 1].kind == TGA_OPT_MEMORY_FORMAT ? pi + 1 : -1;
+}
+
 const char *tgf_kind_text(tga_kind k)
 {
     static const char *const text[TGA_KIND_COUNT] = {

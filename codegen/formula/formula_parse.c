@@ -149,6 +149,7 @@ static const char *const templates[] = {
     "std::get",      "std::tuple",           "std::vector",           "std::optional",
     "c10::optional", "at::OptionalArrayRef", "c10::OptionalArrayRef", "OptionalArrayRef",
     "std::array",    "at::ArrayRef",         "c10::ArrayRef",         "ArrayRef",
+    "std::complex", /* PyTorch 1.5's angle and imag: parsed, so that the error says what it is */
 };
 
 static bool is_template(const char *name)
@@ -240,6 +241,21 @@ static tgm_expr *parse_name(parser *p)
     e->name = name;
     if (is_template(name) && accept(p, "<")) {
         if (!parse_targs(p, e)) return NULL;
+        /* std::vector<int64_t>{a, b}: C++'s list initialization, which is the list {a, b} */
+        if (!strcmp(name, "std::vector") && accept(p, "{")) {
+            int cap = 0;
+            e->kind = TGM_EXPR_LIST;
+            if (!parse_args(p, e, &cap, "}", "a list")) return NULL;
+            finish(p, e);
+            return e;
+        }
+        if (is_punct(p, "{")) {
+            fail(p, p->tok.offset,
+                 "'%s<...>{...}' (C++'s list initialization) is not part of the formula "
+                 "language%s",
+                 name, !strcmp(name, "std::complex") ? " (nor are complex numbers)" : "");
+            return NULL;
+        }
         if (!is_punct(p, "(")) {
             fail(p, p->tok.offset, "expected '(' after the template '%s<...>', found %s", name,
                  tok_desc(p));

@@ -27,6 +27,8 @@ static int accepts(const tga_arg *p, const tgf_node *arg)
     if (arg->ntuple) return NO;
     if (p->kind == TGA_UNSUPPORTED || arg->type == TGA_UNSUPPORTED) return YES_UNCHECKED;
     if ((int)arg->type == TGF_KIND_NONE) return is_optional_kind(p->kind) ? YES : NO;
+    /* `{}`: C++ value-initializes the parameter: an undefined Tensor, std::nullopt. */
+    if (tgf_empty_braces(arg) && (p->kind == TGA_TENSOR || is_optional_kind(p->kind))) return YES;
     if (arg->type >= TGA_KIND_COUNT) return NO;
     if (tgf_accepts(p->kind, arg->type)) return YES;
     return arg->type == TGA_INT && (p->kind == TGA_INT_LIST || p->kind == TGA_OPT_INT_LIST) &&
@@ -51,6 +53,11 @@ static bool viable(const tga_op *op, tgf_node **args, int nargs, int *wild)
         if ((int)args[ai]->type == TGF_KIND_OPTIONS && !args[ai]->ntuple) {
             if (op->args[pi].kind != TGA_OPT_DTYPE && op->args[pi].kind != TGA_DTYPE) return false;
             while (pi + 1 < op->nargs && tgf_options_part(&op->args[pi + 1])) pi++;
+            continue;
+        }
+        int mf = tgf_memory_format_options(op, pi, args[ai]);
+        if (mf >= 0) { /* TensorOptions(memory_format): the group, then memory_format */
+            pi = mf;
             continue;
         }
         int a = accepts(&op->args[pi], args[ai]);
@@ -123,6 +130,9 @@ static tgf_node *resolve(tgf_checker *c, const tgm_expr *src, size_t name_at, co
     const tga_op *cands[MAX_CANDIDATES];
     bool method = src->kind == TGM_EXPR_METHOD;
     int nops, n = candidates(c, name, method, cands, &nops);
+    /* A helper under the name an older release gave it (formula_renames.c). */
+    int renamed = n == 0 && !method && !c->ops->imports ? tgf_rename_find(name) : -1;
+    if (renamed >= 0) n = candidates(c, tgf_rename_target(renamed), false, cands, &nops);
     if (n == 0) {
         if (c->ops->imports && !c->ops->imports->is_base) /* a library's formula: no vocabulary */
             tgf_fail(c, name_at,
@@ -149,6 +159,7 @@ static tgf_node *resolve(tgf_checker *c, const tgm_expr *src, size_t name_at, co
         int wild;
         if (!viable(cands[i], args, nargs, &wild)) continue;
         if (wild) c->unchecked = true;
+        if (renamed >= 0 && c->renamed) c->renamed[renamed]++;
         return call_node(c, src, cands[i], args, nargs, i >= nops);
     }
     /* Which overloads could take this many arguments at all? */

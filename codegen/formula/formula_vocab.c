@@ -49,23 +49,34 @@ static void build_op(tgm_arena *a, tga_op *op)
     }
 }
 
-int tgf_vocab_load(tgm_arena *a, const char *path, tgf_vocab *out)
+/* Several files stack (--autograd-functions given again): the last file's entries come first,
+ * so that a call is resolved against them before the earlier files', and an entry whose
+ * `name.overload` a later file declares too is replaced by it (PyTorch 1.5's signatures over
+ * today's). */
+int tgf_vocab_load(tgm_arena *a, const char *const *paths, int npaths, tgf_vocab *out)
 {
     memset(out, 0, sizeof *out);
-    out->path = path;
+    out->path = npaths ? paths[npaths - 1] : NULL;
     out->by_name = tgm__map_new(a);
-    if (!path) return 0;
-    tgm_func **funcs;
-    int nfuncs;
-    int errors = tgm_parse_vocab(a, path, &funcs, &nfuncs);
-    out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(nfuncs + 1));
-    for (int i = 0; i < nfuncs; i++) {
-        tga_op *op = &out->ops[out->n++];
-        memset(op, 0, sizeof *op);
-        op->f = funcs[i];
-        op->index = i;
-        build_op(a, op);
+    tgm_func ***funcs = tgm_alloc(a, sizeof *funcs * (size_t)(npaths + 1));
+    int *nfuncs = tgm_alloc(a, sizeof *nfuncs * (size_t)(npaths + 1)), total = 0, errors = 0;
+    for (int k = 0; k < npaths; k++) {
+        errors += tgm_parse_vocab(a, paths[k], &funcs[k], &nfuncs[k]);
+        total += nfuncs[k];
     }
+    out->ops = tgm_alloc(a, sizeof *out->ops * (size_t)(total + 1));
+    tgm_name_map *taken = tgm__map_new(a); /* full names, for the replacement */
+    for (int k = npaths - 1; k >= 0; k--)
+        for (int i = 0; i < nfuncs[k]; i++) {
+            tgm_func *f = funcs[k][i];
+            if (tgm__map_get(taken, f->schema.full_name)) continue;
+            tgm__map_put(taken, f->schema.full_name, f);
+            tga_op *op = &out->ops[out->n];
+            memset(op, 0, sizeof *op);
+            op->f = f;
+            op->index = out->n++;
+            build_op(a, op);
+        }
     /* Groups by name: ops[] is final now, so pointers into it stay valid. */
     int *caps = tgm_alloc(a, sizeof *caps * (size_t)(out->n + 1));
     for (int i = 0; i < out->n; i++) {

@@ -75,17 +75,17 @@ static bool make_out(tgm_arena *a, const tgm_func *e, tgm_loc loc, tgm_schema *s
 {
     const tgm_schema *es = &e->schema;
     int acap = 0, rcap = 0;
+    int self = e->kind == TGM_KIND_INPLACE ? tgm_schema_self_index(es) : -1;
     for (int i = 0; i < es->nargs; i++) {
         tgm_arg *arg = TGS_PUSH(a, s->args, s->nargs, acap);
         *arg = es->args[i];
-        if (i == 0 && e->kind == TGM_KIND_INPLACE) arg->type = strip_write(arg->type);
+        if (i == self) arg->type = strip_write(arg->type);
     }
     /* What the out= arguments receive: E's returns, or `self` for an in-place `-> ()`. */
     tgm_return results[64];
     int nres = 0;
     for (int i = 0; i < es->nrets && nres < 64; i++) results[nres++] = es->rets[i];
-    if (nres == 0 && e->kind == TGM_KIND_INPLACE && es->nargs > 0)
-        results[nres++] = (tgm_return){ loc, NULL, es->args[0].type };
+    if (nres == 0 && self >= 0) results[nres++] = (tgm_return){ loc, NULL, es->args[self].type };
     if (nres == 0) {
         tgm_error(loc, "cannot derive an out= variant of '%s': it returns nothing", es->full_name);
         return false;

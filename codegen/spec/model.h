@@ -365,9 +365,11 @@ typedef struct tgm_model {
     /* tags.yaml's tags -> the tgm_loc of their definition; NULL without a tags file, when any
      * tag is accepted. */
     struct tgm_name_map *tags;
-    const char *autograd_functions; /* the autograd vocabulary file the formula checker reads
-                                      * (formula.h, tgf_vocab), or NULL */
-    tgm_reading reading;            /* what the readers chose, skipped or took as data */
+    /* The autograd vocabulary files the formula checker reads (formula.h, tgf_vocab), in the
+     * order given (a later file's entries override an earlier one's); none: no vocabulary. */
+    const char *const *autograd_functions;
+    int nautograd_functions;
+    tgm_reading reading; /* what the readers chose, skipped or took as data */
 } tgm_model;
 
 /* Parsing: returns the number of errors reported (0 on success). On error the model may be
@@ -411,6 +413,10 @@ const char *tgm_base_name(tgm_base b); /* "Tensor", "int", ... as written in sch
 bool tgm_schema_returns_alias(const tgm_schema *s, const char *set);
 /* The index of the argument named `name`, or -1. */
 int tgm_schema_arg_index(const tgm_schema *s, const char *name);
+/* The index of `self`, the positional argument of that name, as torchgen finds it (it need
+ * not be first: torch_mlu's `f_(Tensor input, Tensor(a!) self, ...)` has a pre-self
+ * positional), or -1. An in-place entry writes and returns it. */
+int tgm_schema_self_index(const tgm_schema *s);
 /* The output a derivatives.yaml name stands for: `result` (one output), `result0`, `result1`,
  * ... (several), or a return's own name; -1 when none. */
 int tgm_schema_output_index(const tgm_schema *s, const char *name);

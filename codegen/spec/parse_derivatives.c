@@ -49,7 +49,9 @@ static void add_formula(tgm_parse_ctx *c, tgm_derivative *dv, bool have_schema,
     f.text = tgm_strdup(c->a, tgm__scalar(v));
     f.loc = tgm__text_start(c->d, v);
     f.span = tgm__node_span(c->a, c->d, v);
-    if (!strcmp(f.text, "non_differentiable")) {
+    /* PyTorch 1.5's `indices: TensorList()`: an empty list of gradients for a list argument
+     * (its Tensor?[] was a TensorList then, with gradients), that is none. */
+    if (!strcmp(f.text, "non_differentiable") || !strcmp(f.text, "TensorList()")) {
         for (int i = 0; i < f.nvars; i++)
             *TGS_PUSH(c->a, dv->non_differentiable, dv->nnondiff, *ncap) = f.var_names[i];
         return;

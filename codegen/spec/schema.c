@@ -150,6 +150,13 @@ int tgm_schema_arg_index(const tgm_schema *s, const char *name)
     return -1;
 }
 
+int tgm_schema_self_index(const tgm_schema *s)
+{
+    for (int i = 0; i < s->nargs; i++)
+        if (!s->args[i].kwarg_only && !strcmp(s->args[i].name, "self")) return i;
+    return -1;
+}
+
 bool tgm_schema_returns_alias(const tgm_schema *s, const char *set)
 {
     for (int i = 0; set && i < s->nrets; i++)

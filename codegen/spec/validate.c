@@ -11,11 +11,13 @@
 static void check_inplace(tgm_arena *a, const tgm_func *f)
 {
     const tgm_schema *s = &f->schema;
-    const tgm_arg *self = s->nargs > 0 ? &s->args[0] : NULL;
-    if (!self || strcmp(self->name, "self") || self->type.base != TGM_TENSOR ||
-        !self->type.alias.is_write) {
+    /* torchgen's rule: `self` is found by name among the positional arguments (those before
+     * it are "pre-self" positionals), so it need not be first. */
+    int at = tgm_schema_self_index(s);
+    const tgm_arg *self = at >= 0 ? &s->args[at] : NULL;
+    if (!self || self->type.base != TGM_TENSOR || !self->type.alias.is_write) {
         tgm_error(self ? self->loc : s->loc,
-                  "in-place function '%s' must take a write-aliased 'self' first, such as "
+                  "in-place function '%s' must take a write-aliased positional 'self', such as "
                   "'Tensor(a!) self'",
                   s->full_name);
         return;

@@ -156,7 +156,7 @@ static int run_level(const tg_ag_call *c, void *result, int level)
     level_ctx x = { c, result, level, NULL };
     tg_tensor **self_slot = NULL;
     if (c->self0) { /* the formulas read self as it was (PyTorch's original_self) */
-        self_slot = tg__ag_field(c->frame, c->op->entry->inputs[0].at);
+        self_slot = tg__ag_field(c->frame, tg__ag_self_input(c->op)->at);
         x.self = *self_slot;
         *self_slot = c->self0;
     }

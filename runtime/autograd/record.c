@@ -21,11 +21,18 @@
 #include <string.h>
 
 /* An in-place op's self: the first argument. */
-static tg_tensor *self_of(const tg_ag_entry *e, void *frame)
+const tg_ag_input *tg__ag_self_input(const tg_ag_op *op)
 {
-    return e->ninputs && e->inputs[0].arg == 0 && !e->inputs[0].list
-               ? tg__ag_tensor_at(frame, e->inputs[0].at)
-               : NULL;
+    const tg_ag_entry *e = op->entry;
+    for (int i = 0; i < e->ninputs; i++)
+        if (e->inputs[i].arg == op->self) return e->inputs[i].list ? NULL : &e->inputs[i];
+    return NULL;
+}
+
+static tg_tensor *self_of(const tg_ag_op *op, void *frame)
+{
+    const tg_ag_input *in = tg__ag_self_input(op);
+    return in ? tg__ag_tensor_at(frame, in->at) : NULL;
 }
 
 static bool list_result(const tg_ag_entry *e)
@@ -207,8 +214,8 @@ static int make_node(tg_ag_call *c, int noutputs)
     for (int i = 0; i < e->nsaves; i++) {
         const tg_ag_save *s = &e->saves[i];
         /* An in-place op's formulas need self as it was: a copy made before the op. */
-        bool copy = c->op->inplace && !s->output && s->kind == TG_AG_SAVE_TENSOR && e->ninputs &&
-                    e->inputs[0].arg == 0 && s->from == e->inputs[0].at;
+        const tg_ag_input *self = c->op->inplace ? tg__ag_self_input(c->op) : NULL;
+        bool copy = self && !s->output && s->kind == TG_AG_SAVE_TENSOR && s->from == self->at;
         if (!s->output &&
             save_one(s, c->node, tg__ag_field(c->frame, s->from), 0, c->frame, &cursor, copy)) {
             tg_autograd_node_release(c->node);
@@ -226,10 +233,10 @@ int tg__autograd_begin(tg_ag_call *c, const tg_ag_op *op, void *frame)
     c->grad = any_requires_grad(e, frame);
     c->fw = any_tangent(e, frame);
     if (c->grad) {
-        if (op->inplace && tg_autograd_check_inplace(op->name, self_of(e, frame))) return -1;
+        if (op->inplace && tg_autograd_check_inplace(op->name, self_of(op, frame))) return -1;
         if (!list_result(e) && make_node(c, e->noutputs)) return -1;
     }
-    if (c->fw && op->inplace && e->terms && !(c->self0 = tg__autograd_clone(self_of(e, frame)))) {
+    if (c->fw && op->inplace && e->terms && !(c->self0 = tg__autograd_clone(self_of(op, frame)))) {
         tg_autograd_node_release(c->node);
         return -1;
     }

@@ -124,7 +124,13 @@ typedef struct tg_ag_op {
     const char *row;  /* "add_.Tensor", in "not implemented" errors */
     const tg_ag_entry *entry;
     bool inplace;
+    /* An in-place op's `self`: its position in the schema, which is 0 but for an op with
+     * positionals before self (torch_mlu's `f_(Tensor input, Tensor(a!) self, ...)`). */
+    uint8_t self;
 } tg_ag_op;
+
+/* An in-place op's `self` among its entry's inputs, or NULL (not a plain tensor input). */
+const tg_ag_input *tg__ag_self_input(const tg_ag_op *op);
 
 /* One call's state between begin and end (on the kernel's stack). */
 typedef struct tg_ag_call {

@@ -174,9 +174,10 @@ Test(tgen_autograd, joint_and_not_implemented_formulas)
     e = section_to(autograd_c, "static const tg_ag_entry tg__ni_floor_entry", "};");
     cr_expect(!strstr(e, ".vt ="), "floor has a node of its own:\n%s", e);
     free(e);
-    expect_in(autograd_c,
-              "static const tg_ag_op tg_op = { \"floor\", \"floor\", &tg__ni_floor_entry, false };",
-              "floor");
+    expect_in(
+        autograd_c,
+        "static const tg_ag_op tg_op = { \"floor\", \"floor\", &tg__ni_floor_entry, false, 0 };",
+        "floor");
 }
 
 Test(tgen_autograd, inplace_and_out_variants)
@@ -187,7 +188,7 @@ Test(tgen_autograd, inplace_and_out_variants)
     char *k = section(autograd_c, "tg_tensor *tg__autograd_kernel_mul_(");
     expect_in(
         k,
-        "static const tg_ag_op tg_op = { \"mul_\", \"mul_.Tensor\", &MulBackward0_entry, true };",
+        "static const tg_ag_op tg_op = { \"mul_\", \"mul_.Tensor\", &MulBackward0_entry, true, 0 };",
         "mul_");
     expect_in(k, "tg__autograd_begin(&tg_c, &tg_op, &tg_x) ? NULL : tg_mul_(self, other);",
               "mul_ records, then runs the op");

@@ -389,6 +389,9 @@ Test(tgen_emit, operator_library)
     char *ag = tgen_read_out(dir, "testops_autograd.c");
     cr_expect(strstr(ag, "testops__autograd_kernel_scale(") && !strstr(ag, "tg__autograd_zeros"),
               "autograd kernels of the library's prefix and no engine calls");
+    /* mul_scaled_(Tensor other, Tensor(a!) self, ...): the runtime is told where self is. */
+    cr_expect(strstr(ag, "&MulScaledBackward0_entry, true, 1 };"), "in place, self second:\n%s",
+              ag);
     free(ag);
     const char *const sources[] = { "testops_ops.c",      "testops_register.c",
                                     "testops_boxed.c",    "testops_structured.c",
@@ -410,7 +413,7 @@ Test(tgen_emit, operator_library_without_derivatives)
      * it at backward. */
     cr_expect(strstr(ag, "tg_tensor *testops__autograd_kernel_scale(") &&
                   strstr(ag, "{ \"testops::scale\", \"testops::scale\", &tg__ni_scale_entry, "
-                             "false }") &&
+                             "false, 0 }") &&
                   strstr(ag, "tg__ni_scale_entry = {\n    .inputs = "),
               "autograd kernels recording NotImplemented nodes:\n%s", ag);
     free(ag);

@@ -88,6 +88,42 @@ Test(ext_ops, autograd_uses_the_librarys_derivatives)
     tg_release(x);
 }
 
+/* An in-place operator with `self` second (mul_scaled_(other, self, alpha)): it writes and
+ * returns self, not other; autograd checks self (not other) for an in-place write on a leaf,
+ * and the formula of `other` reads self as it was before the write. */
+Test(ext_ops, inplace_with_self_not_first)
+{
+    tg_tensor *o = vec((double[]){ 4, 5, 6 }, 3), *y = vec((double[]){ 1, -2, 3 }, 3);
+    tg_tensor *w = testops_mul_scaled_(o, y, 0.5);
+    cr_expect_eq(w, y, "in place returns self");
+    expect_values(y, (double[]){ 2, -5, 9 }, 3);
+    expect_values(o, (double[]){ 4, 5, 6 }, 3);
+    tg_tensor *f = testops_mul_scaled(o, y, 2); /* the autogen'ed functional: y stays */
+    expect_values(f, (double[]){ 16, -50, 108 }, 3);
+    expect_values(y, (double[]){ 2, -5, 9 }, 3);
+    kt_release_all(f, w, y);
+
+    tg_tensor *x = tg_tensor_set_requires_grad(vec((double[]){ 1, -2, 3 }, 3), true);
+    tg_tensor_set_requires_grad(o, true);
+    /* a leaf that requires grad as `other` is fine: only self is written */
+    tg_tensor *z = tg_empty(TG_INTS(3), .dtype = TG_FLOAT64);
+    tg_tensor *wz = testops_mul_scaled_(x, z, 1);
+    cr_expect_eq(wz, z, "%s", tg_last_error());
+    tg_scope_begin();
+    tg_tensor *s = tg_mul_scalar(x, 1); /* a non-leaf copy of x, written in place */
+    testops_mul_scaled_(o, s, 2);       /* s = x * o * 2 */
+    cr_assert_eq(tg_backward(tg_sum(s)), 0, "%s", tg_last_error());
+    tg_scope_end();
+    tg_tensor *gx = tg_tensor_grad(x), *go = tg_tensor_grad(o);
+    expect_values(gx, (double[]){ 8, 10, 12 }, 3); /* o * 2 */
+    expect_values(go, (double[]){ 2, -4, 6 }, 3);  /* x * 2: self before the write */
+    /* in place on a leaf that requires grad, as self: autograd's error */
+    cr_expect_null(testops_mul_scaled_(o, x, 1));
+    cr_expect(strstr(tg_last_error(), "in-place operation"), "%s", tg_last_error());
+    tg_clear_error();
+    kt_release_all(gx, go, wz, z, x, o);
+}
+
 Test(ext_ops, calls_by_name)
 {
     tg_tensor *x = vec((double[]){ 1, 2 }, 2);

@@ -5,6 +5,7 @@
 #include "tensorgen.h"
 
 #include "testops/kernels/clamp_max.h"
+#include "testops/kernels/mul_scaled.h"
 #include "testops/kernels/scale.h"
 #include "testops/kernels/scaled_square.h"
 #include "testops/kernels/split_sign.h"
@@ -96,4 +97,15 @@ tg_tensor *testops__cpu_sum_with_cpu(tg_tensor *self, tg_tensor_list more, tg_te
         acc = next;
     }
     return acc;
+}
+
+/* self = self * other * alpha, in place; self is the second argument. */
+tg_tensor *testops__cpu_mul_scaled_cpu_(tg_tensor *other, tg_tensor *self, double alpha)
+{
+    tg_tensor *p = tg_mul(self, other);
+    tg_tensor *r = p ? tg_mul_scalar(p, alpha) : NULL;
+    tg_tensor *w = r ? tg_copy_(self, r) : NULL;
+    tg_release(p);
+    tg_release(r);
+    return w;
 }
