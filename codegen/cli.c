@@ -138,17 +138,6 @@ static const char *shipped_path(tgm_arena *a, const char *argv0, const char *ins
     return NULL;
 }
 
-/* A namespace is a C prefix too: lower case, and no trailing `_` (myops__ops is the table). */
-static bool valid_namespace(const char *ns)
-{
-    size_t n = strlen(ns);
-    if (!n || !(ns[0] >= 'a' && ns[0] <= 'z') || ns[n - 1] == '_') return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '_'))
-            return false;
-    return strcmp(ns, "aten") && strcmp(ns, "tg");
-}
-
 /* --namespace and --import are command-line values: a bad namespace, or no interface file to
  * import, is exit status 2 (a bad command line), before any spec is read. Fills o->import with
  * the shipped interface when it was not given. Returns false after printing why. */
@@ -164,7 +153,7 @@ static bool namespace_options(tgm_arena *a, load_opts *o)
     /* A library's entries taken from a mixed file generate as --namespace NS. */
     if (o->only_ns && strcmp(o->only_ns, "aten") && !o->ns) o->ns = o->only_ns;
     if (!o->ns) return true;
-    if (!valid_namespace(o->ns)) {
+    if (!tgm_valid_namespace(o->ns)) {
         fprintf(stderr,
                 "tgen: --namespace '%s': a namespace is a lower-case C identifier not "
                 "ending in '_', other than 'aten' and 'tg'\n",

@@ -78,7 +78,7 @@ static void add_dispatch(tgm_parse_ctx *c, tgm_func *f, int *cap, const char *ke
         return;
     }
     tgm_dispatch_entry *e = TGS_PUSH(c->a, f->dispatch, f->ndispatch, *cap);
-    *e = (tgm_dispatch_entry){ key_loc, key, tgm_strdup(c->a, key_name), kernel };
+    *e = (tgm_dispatch_entry){ key_loc, key, tgm_strdup(c->a, key_name), kernel, NULL };
 }
 
 static void field_dispatch(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
@@ -345,7 +345,8 @@ static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
         const char *key = tgm__field_name(c->d, pairs, p, NULL);
         if (!key) continue;
         if (!strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
-        else if (!tgm__native_field_known(key) && !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
+        else if (!tgm__native_field_known(key) &&
+                 !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
             tgm_error(tgm__node_loc(c->d, tgm__yaml_node(c->d, p->key)), "unknown field '%s'", key);
     }
     return func;
