@@ -27,7 +27,8 @@ static const char usage[] =
     "       tgen --check --backend FILE [--backend-name NAME] NATIVE.yaml\n"
     "       tgen --gen --backend FILE [--backend-name NAME] --native NATIVE.yaml\n"
     "                  [--templates DIR] --out DIR\n"
-    "       tgen --check|--gen ... --select LIST [--select-objects NM]\n"
+    "       tgen --check ... --select LIST [--select LIST ...] NATIVE.yaml\n"
+    "       tgen --gen ... --select LIST [--select-objects NM] --native NATIVE.yaml\n"
     "       tgen --help\n"
     "\n"
     "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
@@ -79,7 +80,9 @@ static const char usage[] =
     "            a selective build (docs/generated-code.md, \"Selective builds\"): LIST is a\n"
     "            kernel-library file (.yaml: `- op: add.out` with `kernels:`, ExecuTorch's form)\n"
     "            or a plain list of operator names, one per line; --check checks its names\n"
-    "            against NATIVE.yaml, --gen generates only those operators and what they call\n"
+    "            against NATIVE.yaml (several files: give --select for each; a summary each),\n"
+    "            --gen generates only those operators and what they call, and the file's\n"
+    "            custom operators as an operator library per namespace\n"
     "  --select-objects NM\n"
     "            with --gen --select: `nm -o` of the objects (`# linked`, `# candidates`\n"
     "            sections); the closure follows their calls, and the objects to link are\n"
@@ -91,6 +94,8 @@ static const char usage[] =
 /* Parses both files and validates them. Validation only runs on cleanly parsed files: an entry
  * that failed to parse is missing from the model, and checks against it would only repeat the
  * first error in other words. Returns the number of errors. */
+enum { TGEN_MAX_SELECT = 64 };
+
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
     const char *ns, *import;             /* --namespace, --import */
@@ -98,7 +103,10 @@ typedef struct load_opts {
     const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
-    const char *select, *select_objects; /* --select, --select-objects (codegen/select/) */
+    /* --select (several with --check: one core, several kernel libraries), --select-objects
+     * (codegen/select/) */
+    const char *select[TGEN_MAX_SELECT], *select_objects;
+    int nselect;
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -202,6 +210,15 @@ static int load(tgm_model *m, const load_opts *o)
  * and moves past it. Returns 0 when argv[*i] is none of them, -1 when its value is missing. */
 static int load_option(int argc, char **argv, int *i, load_opts *o)
 {
+    if (!strcmp(argv[*i], "--select")) {
+        if (*i + 1 >= argc) return -1;
+        if (o->nselect == TGEN_MAX_SELECT) {
+            fprintf(stderr, "tgen: more than %d --select files in one run\n", TGEN_MAX_SELECT);
+            return -1;
+        }
+        o->select[o->nselect++] = argv[++*i];
+        return 1;
+    }
     const char **slot = !strcmp(argv[*i], "--tags")                 ? &o->tags
                         : !strcmp(argv[*i], "--runtime")            ? &o->runtime
                         : !strcmp(argv[*i], "--autograd-functions") ? &o->vocab
@@ -211,7 +228,6 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--only-namespace")     ? &o->only_ns
                         : !strcmp(argv[*i], "--backend")            ? &o->backend
                         : !strcmp(argv[*i], "--backend-name")       ? &o->backend_name
-                        : !strcmp(argv[*i], "--select")             ? &o->select
                         : !strcmp(argv[*i], "--select-objects")     ? &o->select_objects
                                                                     : NULL;
     if (!slot) return 0;
@@ -347,7 +363,12 @@ static int run_check(int argc, char **argv, const char *argv0)
     if ((!errors || lo.validate_anyway) && strict)
         errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited);
     const char *selection = NULL; /* --select's summary lines */
-    if (!errors && lo.select) errors += tgk_cli_check(&m, lo.select, &selection);
+    if (!errors && lo.nselect) {
+        /* Several selections: those that check are summarised even when another fails. */
+        int failed = tgk_cli_check(&m, lo.select, lo.nselect, &selection);
+        if (failed && selection) fputs(selection, stdout);
+        errors += failed;
+    }
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
      * the derivatives are read either way; see load_opts). */
     if (!errors || (verbose && lo.validate_anyway)) {
@@ -403,6 +424,11 @@ static int run_gen(int argc, char **argv, const char *argv0)
         }
         *slot = argv[++i];
     }
+    if (lo.nselect > 1) {
+        fprintf(stderr, "tgen: --gen takes one --select (generate each selection into its own "
+                        "--out; --check takes several)\n");
+        return 2;
+    }
     tgm_model m = { .arena = tgm_arena_new() };
     if (!o.templates_dir) o.templates_dir = shipped_path(m.arena, argv0, "templates", "templates");
     if (!lo.native || !o.templates_dir || !o.out_dir) {
@@ -421,8 +447,8 @@ static int run_gen(int argc, char **argv, const char *argv0)
             tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
     else if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
-        errors =
-            lo.select ? tgk_cli_gen(&m, lo.select, lo.select_objects, &o) : tge_emit_all(&m, &o);
+        errors = lo.nselect ? tgk_cli_gen(&m, lo.select[0], lo.select_objects, &o)
+                            : tge_emit_all(&m, &o);
     }
     if (!errors && verbose) print_other_keys(&m);
     tgm_arena_free(m.arena);

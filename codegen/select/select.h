@@ -80,7 +80,7 @@ int tgk_build_libraries(tgm_arena *a, tgk_list *l);
  * -> `torch__executor__add_out`). C++ names never contain `__`, so the rule is one-to-one. */
 const char *tgk_symbol(tgm_arena *a, const char *qualified);
 
-/* The closure of a selection over model m (validated): the selected core operators, and
+/* The closure of a selection over a core model (validated): the selected core operators, and
  * everything they need, until nothing is added:
  *   - the entries the spec ties them to: structured delegate, functional sibling, the
  *     in-place entry an autogen'ed functional runs, the Tensor overload of a Scalar overload,
@@ -101,8 +101,11 @@ typedef struct tgk_closure {
     int nobjs;
     int nfrom_objects; /* operators only the objects' symbols brought in */
 } tgk_closure;
-int tgk_close(const tgm_model *m, const tgk_list *l, bool with_derivatives, const char *objects,
-              tgk_closure *out);
+/* What the closures over model m read: its C view, checked formulas (with_derivatives) and
+ * indexes, built once for any number of selections (NULL after errors; m's arena owns it). */
+typedef struct tgk_core tgk_core;
+tgk_core *tgk_core_new(const tgm_model *m, bool with_derivatives);
+int tgk_close(const tgk_core *core, const tgk_list *l, const char *objects, tgk_closure *out);
 
 /* A model holding only the entries keep[] marks (and the derivative entries of those), for
  * tge_emit_all. It shares m's records and arena. */

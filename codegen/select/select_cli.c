@@ -75,20 +75,49 @@ static const char *summary(const tgm_model *m, const tgk_list *l, const tgk_clos
                       "%d kernels with arg_meta (by dtype and dim order: tensorgen selects "
                       "kernels by device only), %d aliases",
                       l->nmeta, l->naliases);
-    for (int i = 0; i < l->ndata; i++)
-        tgs_list_addf(&data, a, "%s %d", l->data_fields[i], l->data_counts[i]);
-    if (data.n) tgs_list_addf(&parts, a, "fields kept as data: %s", tgs_list_join(&data, a, ", "));
     if (parts.n) tgs_printf(&b, "not compiled: %s\n", tgs_list_join(&parts, a, "; "));
+    int nfields = 0;
+    for (int i = 0; i < l->ndata; i++) {
+        tgs_list_addf(&data, a, "%s %d", l->data_fields[i], l->data_counts[i]);
+        nfields += l->data_counts[i];
+    }
+    if (data.n)
+        tgs_printf(&b, "not used: %d field%s read as data (%s)\n", nfields, nfields == 1 ? "" : "s",
+                   tgs_list_join(&data, a, ", "));
     return tgs_finish(&b, a);
 }
 
-int tgk_cli_check(const tgm_model *m, const char *path, const char **lines)
+/* The closure of list l, the core's C view built on first need (*core): a selection of custom
+ * operators only (cortex_m's, quantized_decomposed's) selects no core entry, without one. */
+static int close_list(const tgm_model *m, const tgk_core **core, const tgk_list *l,
+                      const char *objects, tgk_closure *cl)
 {
-    tgk_list l;
-    int errors = read_and_resolve(m, path, &l);
-    tgk_closure cl;
-    if (!errors) errors = tgk_close(m, &l, m->nderivs > 0, NULL, &cl);
-    *lines = errors ? NULL : summary(m, &l, &cl);
+    bool any = objects != NULL;
+    for (int i = 0; i < l->n && !any; i++) any = l->entries[i].core != NULL;
+    if (!any) {
+        *cl = (tgk_closure){ .keep = tgm_alloc(m->arena, (size_t)(m->nfuncs + 1) * sizeof(bool)) };
+        return 0;
+    }
+    if (!*core && !(*core = tgk_core_new(m, m->nderivs > 0))) return 1;
+    return tgk_close(*core, l, objects, cl);
+}
+
+int tgk_cli_check(const tgm_model *m, const char *const *paths, int npaths, const char **lines)
+{
+    /* One C view of the core for every selection; each selection's errors are its own (at
+     * its file's lines), and the summaries of those that check are kept either way. */
+    int errors = 0;
+    const tgk_core *core = NULL;
+    tgs_list out = { 0 };
+    for (int i = 0; i < npaths; i++) {
+        tgk_list l;
+        tgk_closure cl;
+        int e = read_and_resolve(m, paths[i], &l);
+        if (!e) e = close_list(m, &core, &l, NULL, &cl);
+        if (!e) tgs_list_add(&out, m->arena, summary(m, &l, &cl));
+        errors += e;
+    }
+    *lines = tgs_list_join(&out, m->arena, "");
     return errors;
 }
 
@@ -110,8 +139,9 @@ int tgk_cli_gen(const tgm_model *m, const char *path, const char *objects, const
 {
     tgk_list l;
     int errors = read_and_resolve(m, path, &l);
+    const tgk_core *core = NULL;
     tgk_closure cl;
-    if (!errors) errors = tgk_close(m, &l, m->nderivs > 0, objects, &cl);
+    if (!errors) errors = close_list(m, &core, &l, objects, &cl);
     if (errors) return errors;
     tgm_model r = tgk_reduced_model(m, cl.keep);
     errors = tge_emit_all(&r, o);

@@ -54,6 +54,16 @@ static void set_dispatch(tgm_arena *a, tgk_library *lib, const tgk_entry *e)
     else f->ndispatch = 0;
 }
 
+/* ", e.g. 'myops'" for `MyOps`: the name in lower case without trailing `_`, when valid. */
+static const char *suggestion(tgm_arena *a, const char *ns)
+{
+    char *low = tgm_strdup(a, ns);
+    for (char *p = low; *p; p++)
+        if (*p >= 'A' && *p <= 'Z') *p = (char)(*p - 'A' + 'a');
+    for (size_t n = strlen(low); n && low[n - 1] == '_'; n--) low[n - 1] = '\0';
+    return tgm_valid_namespace(low) ? tgs_fmt(a, ", e.g. '%s'", low) : "";
+}
+
 int tgk_build_libraries(tgm_arena *a, tgk_list *l)
 {
     int before = tgm_error_count(), cap = 0;
@@ -65,10 +75,10 @@ int tgk_build_libraries(tgm_arena *a, tgk_list *l)
         tgk_library *lib = library(a, l, written, ns, &cap);
         if (lib->model->nfuncs == 0 && !tgm_valid_namespace(ns))
             tgm_error(e->loc,
-                      "'%s::%s' is a custom operator, generated in the operator library '%s', "
-                      "which is not a library's namespace (a lower-case C identifier not ending "
-                      "in '_', other than 'tg'): rename the namespace",
-                      written, e->name, ns);
+                      "custom operator '%s::%s' generates in the operator library '%s', which "
+                      "is no library's namespace (a lower-case C identifier not ending in '_', "
+                      "other than 'tg'): rename the namespace%s",
+                      written, e->name, ns, suggestion(a, ns));
         set_dispatch(a, lib, e);
         tgm__add_func(lib->model, e->custom);
     }
