@@ -58,7 +58,10 @@ select: $(BUILD)/tgen $(SEL_LINKED) $(SEL_CANDIDATES) $(BUILD)/libtensorgen.a $(
 	done; cat $(SEL_DIR)/tgen.log
 	@$(MAKE) --no-print-directory select-lib SELECT=$(SELECT)
 
-SEL_C   = $(filter-out %/tg_register_cuda.c,$(wildcard $(SEL_GEN)/*.c)) $(wildcard $(SEL_GEN)/ufunc/*_cpu.c)
+# tensorgen's sources only (tg_*): a kernel-library file's custom operators are generated
+# beside them as operator libraries of their own (<ns>_*.c), which the user builds with the
+# kernels they name.
+SEL_C   = $(filter-out %/tg_register_cuda.c,$(wildcard $(SEL_GEN)/tg_*.c)) $(wildcard $(SEL_GEN)/ufunc/*_cpu.c)
 SEL_CAP = $(wildcard $(SEL_GEN)/ufunc/*_cap.c)
 SEL_OBJ = $(SEL_C:$(SEL_GEN)/%.c=$(SEL_DIR)/obj/%.o) \
           $(foreach c,$(CPU_CAPS),$(SEL_CAP:$(SEL_GEN)/%.c=$(SEL_DIR)/obj/cap-$(c)/%.o))
@@ -105,3 +108,10 @@ select-lib: $(SEL_DIR)/libtensorgen.a $(SEL_SO)
 # (tests/build/select_check.sh).
 test-select: $(BUILD)/tgen $(SEL_LINKED) $(SEL_CANDIDATES) $(BUILD)/libtensorgen.a $(SO)
 	CC="$(CC)" MAKE="$(MAKE)" tests/build/select_check.sh $(BUILD) "$(CUDA)"
+
+# ExecuTorch's kernel-library files (../shared/thirdparty-specs/executorch/) against PyTorch
+# 2.15.0's spec: checked in one run, then each generated (the selection and its custom
+# operators' libraries) and compiled -Werror (tests/codegen/check_kernel_libs.sh).
+.PHONY: check-kernel-libs
+check-kernel-libs: $(BUILD)/tgen
+	@tests/codegen/check_kernel_libs.sh $(BUILD)/tgen $(CC)

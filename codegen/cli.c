@@ -28,7 +28,8 @@ static const char usage[] =
     "       tgen --check --backend FILE [--backend-name NAME] NATIVE.yaml\n"
     "       tgen --gen --backend FILE [--backend-name NAME] --native NATIVE.yaml\n"
     "                  [--templates DIR] --out DIR\n"
-    "       tgen --check|--gen ... --select LIST [--select-objects NM]\n"
+    "       tgen --check ... --select LIST [--select LIST ...] NATIVE.yaml\n"
+    "       tgen --gen ... --select LIST [--select-objects NM] --native NATIVE.yaml\n"
     "       tgen --help\n"
     "\n"
     "  --check   parse and validate the spec files; parse every derivative formula (syntax\n"
@@ -87,7 +88,9 @@ static const char usage[] =
     "            a selective build (docs/generated-code.md, \"Selective builds\"): LIST is a\n"
     "            kernel-library file (.yaml: `- op: add.out` with `kernels:`, ExecuTorch's form)\n"
     "            or a plain list of operator names, one per line; --check checks its names\n"
-    "            against NATIVE.yaml, --gen generates only those operators and what they call\n"
+    "            against NATIVE.yaml (several files: give --select for each; a summary each),\n"
+    "            --gen generates only those operators and what they call, and the file's\n"
+    "            custom operators as an operator library per namespace\n"
     "  --select-objects NM\n"
     "            with --gen --select: `nm -o` of the objects (`# linked`, `# candidates`\n"
     "            sections); the closure follows their calls, and the objects to link are\n"
@@ -99,6 +102,8 @@ static const char usage[] =
 /* Parses both files and validates them. Validation only runs on cleanly parsed files: an entry
  * that failed to parse is missing from the model, and checks against it would only repeat the
  * first error in other words. Returns the number of errors. */
+enum { TGEN_MAX_SELECT = 64 };
+
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
     const char *ns, *import; /* --namespace, --import */
@@ -110,7 +115,10 @@ typedef struct load_opts {
     const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
-    const char *select, *select_objects; /* --select, --select-objects (codegen/select/) */
+    /* --select (several with --check: one core, several kernel libraries), --select-objects
+     * (codegen/select/) */
+    const char *select[TGEN_MAX_SELECT], *select_objects;
+    int nselect;
     /* --check --strict with derivatives: validate, and so check the formulas, even when the
      * files have errors, so that the derivatives can be measured on specs that do not
      * validate yet (entries that failed to parse are dropped from the model, and the checker
@@ -150,17 +158,6 @@ static const char *shipped_path(tgm_arena *a, const char *argv0, const char *ins
     return NULL;
 }
 
-/* A namespace is a C prefix too: lower case, and no trailing `_` (myops__ops is the table). */
-static bool valid_namespace(const char *ns)
-{
-    size_t n = strlen(ns);
-    if (!n || !(ns[0] >= 'a' && ns[0] <= 'z') || ns[n - 1] == '_') return false;
-    for (size_t i = 0; i < n; i++)
-        if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '_'))
-            return false;
-    return strcmp(ns, "aten") && strcmp(ns, "tg");
-}
-
 /* --namespace and --import are command-line values: a bad namespace, or no interface file to
  * import, is exit status 2 (a bad command line), before any spec is read. Fills o->import with
  * the shipped interface when it was not given. Returns false after printing why. */
@@ -181,7 +178,7 @@ static bool namespace_options(tgm_arena *a, load_opts *o)
     /* A library's entries taken from a mixed file generate as --namespace NS. */
     if (o->only_ns && strcmp(o->only_ns, "aten") && !o->ns) o->ns = o->only_ns;
     if (!o->ns) return true;
-    if (!valid_namespace(o->ns)) {
+    if (!tgm_valid_namespace(o->ns)) {
         fprintf(stderr,
                 "tgen: --namespace '%s': a namespace is a lower-case C identifier not "
                 "ending in '_', other than 'aten' and 'tg'\n",
@@ -244,6 +241,15 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
         o->vocab[o->nvocab++] = argv[++*i];
         return 1;
     }
+    if (!strcmp(argv[*i], "--select")) {
+        if (*i + 1 >= argc) return -1;
+        if (o->nselect == TGEN_MAX_SELECT) {
+            fprintf(stderr, "tgen: more than %d --select files in one run\n", TGEN_MAX_SELECT);
+            return -1;
+        }
+        o->select[o->nselect++] = argv[++*i];
+        return 1;
+    }
     const char **slot = !strcmp(argv[*i], "--tags")             ? &o->tags
                         : !strcmp(argv[*i], "--runtime")        ? &o->runtime
                         : !strcmp(argv[*i], "--namespace")      ? &o->ns
@@ -253,7 +259,6 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--only-namespace") ? &o->only_ns
                         : !strcmp(argv[*i], "--backend")        ? &o->backend
                         : !strcmp(argv[*i], "--backend-name")   ? &o->backend_name
-                        : !strcmp(argv[*i], "--select")         ? &o->select
                         : !strcmp(argv[*i], "--select-objects") ? &o->select_objects
                                                                 : NULL;
     if (!slot) return 0;
@@ -390,7 +395,12 @@ static int run_check(int argc, char **argv, const char *argv0)
     if ((!errors || lo.validate_anyway) && strict)
         errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited, &renamed);
     const char *selection = NULL; /* --select's summary lines */
-    if (!errors && lo.select) errors += tgk_cli_check(&m, lo.select, &selection);
+    if (!errors && lo.nselect) {
+        /* Several selections: those that check are summarised even when another fails. */
+        int failed = tgk_cli_check(&m, lo.select, lo.nselect, &selection);
+        if (failed && selection) fputs(selection, stdout);
+        errors += failed;
+    }
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
      * the derivatives are read either way; see load_opts). */
     if (!errors || (verbose && lo.validate_anyway)) {
@@ -447,6 +457,11 @@ static int run_gen(int argc, char **argv, const char *argv0)
         }
         *slot = argv[++i];
     }
+    if (lo.nselect > 1) {
+        fprintf(stderr, "tgen: --gen takes one --select (generate each selection into its own "
+                        "--out; --check takes several)\n");
+        return 2;
+    }
     tgm_model m = { .arena = tgm_arena_new() };
     if (!o.templates_dir) o.templates_dir = shipped_path(m.arena, argv0, "templates", "templates");
     if (lo.base) {
@@ -472,8 +487,8 @@ static int run_gen(int argc, char **argv, const char *argv0)
             tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
     else if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
-        errors =
-            lo.select ? tgk_cli_gen(&m, lo.select, lo.select_objects, &o) : tge_emit_all(&m, &o);
+        errors = lo.nselect ? tgk_cli_gen(&m, lo.select[0], lo.select_objects, &o)
+                            : tge_emit_all(&m, &o);
     }
     if (!errors && verbose) print_other_keys(&m);
     tgm_arena_free(m.arena);

@@ -138,7 +138,7 @@ static int assign_written(tgm_arena *a, tga_op *op)
         if (d->key == TGM_KEY_OTHER) continue;
         tga_kernel *k = add_kernel(a, op);
         k->key = d->key;
-        k->symbol = tga_kernel_symbol(a, op->prefix, d->key, d->kernel);
+        k->symbol = d->symbol ? d->symbol : tga_kernel_symbol(a, op->prefix, d->key, d->kernel);
         k->slots = key_slots(d->key);
         k->cuda_only = d->key == TGM_KEY_CUDA;
         k->loc = d->loc;
@@ -415,7 +415,8 @@ static int check_kernel_names(tgm_arena *a, const tga_ops *ops)
             const tgm_dispatch_entry *d = f->has_dispatch ? &f->dispatch[k] : NULL;
             tgm_key key = d ? d->key : TGM_KEY_COMPOSITE_IMPLICIT;
             const char *written = without_native(d ? d->kernel : op->cname);
-            const char *symbol = tga_kernel_symbol(a, op->prefix, key, written);
+            const char *symbol =
+                d && d->symbol ? d->symbol : tga_kernel_symbol(a, op->prefix, key, written);
             if (!symbol) continue;
             kernel_name *kn = tgm_alloc(a, sizeof *kn);
             *kn = (kernel_name){ written, op, d ? d->loc : f->loc };

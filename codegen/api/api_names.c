@@ -1,6 +1,7 @@
 /* C names of operators, enum constants, kernels and result structs (docs/generated-code.md,
  * "C names of operators"). Pure functions of the model. */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
@@ -120,20 +121,26 @@ const char *tga_enum_name(tgm_arena *a, const char *prefix, const char *cname)
 }
 
 /* Names that cannot be C identifiers in our code: keywords, the macros of <stdbool.h>, and
- * `opts` (the options parameter). Generated locals start with `tg_`, which no schema uses. */
+ * `opts` (the options parameter). Generated locals start with `tg_`, which no schema uses.
+ * Sorted in strcmp order, for bsearch: every argument of every operator is looked up. */
 static const char *const reserved[] = {
-    "auto",     "break",  "case",   "char",     "const",    "continue", "default",  "do",
-    "double",   "else",   "enum",   "extern",   "float",    "for",      "goto",     "if",
-    "inline",   "int",    "long",   "register", "restrict", "return",   "short",    "signed",
-    "sizeof",   "static", "struct", "switch",   "typedef",  "union",    "unsigned", "void",
-    "volatile", "while",  "bool",   "true",     "false",    "NULL",     "opts",
+    "NULL",     "auto",    "bool",   "break",    "case",   "char",     "const",  "continue",
+    "default",  "do",      "double", "else",     "enum",   "extern",   "false",  "float",
+    "for",      "goto",    "if",     "inline",   "int",    "long",     "opts",   "register",
+    "restrict", "return",  "short",  "signed",   "sizeof", "static",   "struct", "switch",
+    "true",     "typedef", "union",  "unsigned", "void",   "volatile", "while",
 };
+
+static int by_name(const void *key, const void *elem)
+{
+    return strcmp(key, *(const char *const *)elem);
+}
 
 const char *tga_ident(tgm_arena *a, const char *name)
 {
-    for (size_t i = 0; i < sizeof reserved / sizeof reserved[0]; i++)
-        if (strcmp(reserved[i], name) == 0) return tgs_fmt(a, "%s_", name);
-    return name;
+    bool taken = bsearch(name, reserved, sizeof reserved / sizeof *reserved, sizeof *reserved,
+                         by_name) != NULL;
+    return taken ? tgs_fmt(a, "%s_", name) : name;
 }
 
 const char *tga_key_prefix(tgm_key key)

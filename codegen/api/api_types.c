@@ -50,7 +50,7 @@ static bool has_word(const char *list, const char *word)
 
 /* The kind of a type: the row whose spellings hold it as written without alias annotations
  * and list sizes ("int[]?" for `int[2]? x`); TGA_UNSUPPORTED when none does. */
-tga_kind tga_type_kind(const tgm_type *t)
+static tga_kind kind_of_spelling(const tgm_type *t)
 {
     char spelling[64];
     snprintf(spelling, sizeof spelling, "%s%s%s%s", tgm_base_name(t->base),
@@ -59,6 +59,20 @@ tga_kind tga_type_kind(const tgm_type *t)
     for (int k = TGA_UNSUPPORTED + 1; k < TGA_KIND_COUNT; k++)
         if (has_word(kinds[k].spellings, spelling)) return (tga_kind)k;
     return TGA_UNSUPPORTED;
+}
+
+tga_kind tga_type_kind(const tgm_type *t)
+{
+    /* The kind depends on the base and three flags only: each of those few spellings is looked
+     * up once per process (formatting and searching it on every call was a tenth of the C
+     * view's time on PyTorch's full spec). The table is constant, so a race only repeats
+     * the same store. */
+    static signed char memo[TGM_BASE_COUNT + 1][8];
+    unsigned b = (unsigned)t->base <= TGM_BASE_COUNT ? (unsigned)t->base : TGM_BASE_COUNT;
+    int flags = (t->elem_optional ? 1 : 0) | (t->is_list ? 2 : 0) |
+                (t->is_list && t->list_optional ? 4 : 0);
+    if (!memo[b][flags]) memo[b][flags] = (signed char)(kind_of_spelling(t) + 1);
+    return (tga_kind)(memo[b][flags] - 1);
 }
 
 const char *tga_ctype(tga_kind k)

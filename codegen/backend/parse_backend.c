@@ -173,7 +173,8 @@ static void read_library(reader *r, const char *ns, const char *section, const y
         if (f->has_dispatch) continue;
         f->has_dispatch = true;
         f->dispatch = tgm_alloc(r->a, sizeof *f->dispatch);
-        f->dispatch[0] = (tgm_dispatch_entry){ f->loc, TGM_KEY_OTHER, r->b->name, f->schema.base };
+        f->dispatch[0] =
+            (tgm_dispatch_entry){ f->loc, TGM_KEY_OTHER, r->b->name, f->schema.base, NULL };
         f->ndispatch = 1;
     }
 }

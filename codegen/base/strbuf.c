@@ -46,13 +46,22 @@ void tgs_puts(tgs_buf *b, const char *s) { tgs_putn(b, s, strlen(s)); }
 
 void tgs_vprintf(tgs_buf *b, const char *fmt, va_list ap)
 {
+    /* Format once into the room the buffer has, a second time only when the text is longer
+     * (measuring first, then printing, formatted every piece twice). */
+    buf_reserve(b, 128);
+    size_t room = b->cap - b->len;
     va_list ap2;
     va_copy(ap2, ap);
-    int n = vsnprintf(NULL, 0, fmt, ap2);
+    int n = vsnprintf(b->data + b->len, room, fmt, ap2);
     va_end(ap2);
-    if (n < 0) return;
-    buf_reserve(b, (size_t)n);
-    vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    if (n < 0) {
+        b->data[b->len] = '\0';
+        return;
+    }
+    if ((size_t)n >= room) {
+        buf_reserve(b, (size_t)n);
+        vsnprintf(b->data + b->len, (size_t)n + 1, fmt, ap);
+    }
     b->len += (size_t)n;
 }
 

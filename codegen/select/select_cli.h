@@ -6,9 +6,10 @@
 #include "emit/emit.h"
 #include "spec/model.h"
 
-/* --check --select FILE: reads and resolves the selection and computes its closure over the
- * spec; *lines gets the summary lines to print (NULL on errors). */
-int tgk_cli_check(const tgm_model *m, const char *path, const char **lines);
+/* --check --select FILE (given once or more): reads and resolves each selection and computes
+ * its closure over the spec (whose C view is built once for all); *lines gets the summary lines
+ * of the selections that check, in order. Returns the errors of all. */
+int tgk_cli_check(const tgm_model *m, const char *const *paths, int npaths, const char **lines);
 /* --gen --select FILE [--select-objects NM]: generates, into o->out_dir, only the selection's
  * closure; with NM (`nm -o` of the objects, docs/generated-code.md "Selective builds") also
  * writes selected_objects.txt there, the objects to link. */

@@ -34,14 +34,24 @@ typedef struct object {
     int nundef, cap;
 } object;
 
+/* What every selection's closure over one model reads (tgk_core_new): built once, so that
+ * several selections against one spec cost one C view. */
+struct tgk_core {
+    const tgm_model *m;
+    tga_ops ops;
+    tgf_derivs ds;
+    bool with_ds;           /* ds is set (derivatives given and checked) */
+    tgm_name_map *func_at;  /* full name -> index in m->funcs, + 1 */
+    tgm_name_map *by_fn;    /* public function symbol -> tga_op */
+    tgm_name_map *siblings; /* "<key> <kernel>" -> tgs_list of full names */
+};
+
 typedef struct closure {
     tgm_arena *a;
     const tgm_model *m;
-    tga_ops ops;
-    const tgf_derivs *ds;     /* NULL without derivatives */
-    tgm_name_map *func_at;    /* full name -> index in m->funcs, + 1 */
-    tgm_name_map *by_fn;      /* public function symbol -> tga_op */
-    tgm_name_map *siblings;   /* "<key> <kernel>" -> tgs_list of full names */
+    const tga_ops *ops;
+    const tgf_derivs *ds;                           /* NULL without derivatives */
+    const tgm_name_map *func_at, *by_fn, *siblings; /* the core's */
     tgm_name_map *defined_in; /* symbol -> index + 1 in objs of the object defining it */
     tgm_name_map *needed;     /* symbols already processed */
     object *objs;
@@ -68,7 +78,7 @@ static void add_op(closure *c, const tga_op *op)
 
 static void add_name(closure *c, const char *full_name)
 {
-    add_op(c, tgm__map_get(c->ops.by_name, full_name));
+    add_op(c, tgm__map_get(c->ops->by_name, full_name));
 }
 
 static void pull(closure *c, object *o)
@@ -138,20 +148,19 @@ static void expand(closure *c, const tga_op *op)
 /* Entries naming one kernel under one key share its symbol's spelling (api_kernels.c gives
  * each its own when their C types differ): selected together, the spelling stays the one the
  * full build's objects define. */
-static void index_siblings(closure *c)
+static void index_siblings(tgk_core *k, tgm_arena *a)
 {
-    c->siblings = tgm__map_new(c->a);
-    for (int i = 0; i < c->m->nfuncs; i++) {
-        const tgm_func *f = c->m->funcs[i];
-        for (int k = 0; k < f->ndispatch; k++) {
-            const char *key =
-                tgs_fmt(c->a, "%d %s", (int)f->dispatch[k].key, f->dispatch[k].kernel);
-            tgs_list *l = tgm__map_get(c->siblings, key);
+    k->siblings = tgm__map_new(a);
+    for (int i = 0; i < k->m->nfuncs; i++) {
+        const tgm_func *f = k->m->funcs[i];
+        for (int d = 0; d < f->ndispatch; d++) {
+            const char *key = tgs_fmt(a, "%d %s", (int)f->dispatch[d].key, f->dispatch[d].kernel);
+            tgs_list *l = tgm__map_get(k->siblings, key);
             if (!l) {
-                l = tgm_alloc(c->a, sizeof *l);
-                tgm__map_put(c->siblings, key, l);
+                l = tgm_alloc(a, sizeof *l);
+                tgm__map_put(k->siblings, key, l);
             }
-            tgs_list_add(l, c->a, f->schema.full_name);
+            tgs_list_add(l, a, f->schema.full_name);
         }
     }
 }
@@ -199,29 +208,44 @@ static int read_objects(closure *c, const char *path)
     return 0;
 }
 
-int tgk_close(const tgm_model *m, const tgk_list *l, bool with_derivatives, const char *objects,
-              tgk_closure *out)
+tgk_core *tgk_core_new(const tgm_model *m, bool with_derivatives)
 {
     int before = tgm_error_count();
-    closure c = { .a = m->arena, .m = m };
-    *out = (tgk_closure){ 0 };
-    if (tga_build_ops(m, c.a, &c.ops) != 0) return tgm_error_count() - before;
-    tgf_derivs ds;
+    tgm_arena *a = m->arena;
+    tgk_core *k = tgm_alloc(a, sizeof *k);
+    k->m = m;
+    if (tga_build_ops(m, a, &k->ops) != 0) return NULL;
     int nforward;
     if (with_derivatives && m->nderivs) {
-        if (tgf_check_all(m, &c.ops, c.a, false, &ds) != 0 ||
-            tgf_check_forward(&ds, &c.ops, c.a, &nforward) != 0)
-            return tgm_error_count() - before;
-        c.ds = &ds;
+        if (tgf_check_all(m, &k->ops, a, false, &k->ds) != 0 ||
+            tgf_check_forward(&k->ds, &k->ops, a, &nforward) != 0)
+            return NULL;
+        k->with_ds = true;
     }
-    c.keep = tgm_alloc(c.a, (size_t)(m->nfuncs ? m->nfuncs : 1) * sizeof *c.keep);
-    c.func_at = tgm__map_new(c.a);
+    k->func_at = tgm__map_new(a);
     for (int i = 0; i < m->nfuncs; i++)
-        tgm__map_put(c.func_at, m->funcs[i]->schema.full_name, (void *)(intptr_t)(i + 1));
-    c.by_fn = tgm__map_new(c.a);
+        tgm__map_put(k->func_at, m->funcs[i]->schema.full_name, (void *)(intptr_t)(i + 1));
+    k->by_fn = tgm__map_new(a);
     /* fn_name: tg_mm, or tg_add_fn for an operator with defaults (its macro's function) */
-    for (int i = 0; i < c.ops.n; i++) tgm__map_put(c.by_fn, c.ops.ops[i].fn_name, &c.ops.ops[i]);
-    index_siblings(&c);
+    for (int i = 0; i < k->ops.n; i++)
+        tgm__map_put(k->by_fn, k->ops.ops[i].fn_name, &k->ops.ops[i]);
+    index_siblings(k, a);
+    return tgm_error_count() == before ? k : NULL;
+}
+
+int tgk_close(const tgk_core *core, const tgk_list *l, const char *objects, tgk_closure *out)
+{
+    int before = tgm_error_count();
+    const tgm_model *m = core->m;
+    closure c = { .a = m->arena,
+                  .m = m,
+                  .ops = &core->ops,
+                  .ds = core->with_ds ? &core->ds : NULL,
+                  .func_at = core->func_at,
+                  .by_fn = core->by_fn,
+                  .siblings = core->siblings };
+    *out = (tgk_closure){ 0 };
+    c.keep = tgm_alloc(c.a, (size_t)(m->nfuncs ? m->nfuncs : 1) * sizeof *c.keep);
     c.needed = tgm__map_new(c.a);
     if (objects && read_objects(&c, objects)) return tgm_error_count() - before;
 

@@ -3,10 +3,9 @@
  * the overloads of its base name when the base exists, `add.Tenser` -> add.Tensor, else among
  * all). A `- func:` naming a core overload must carry the core's schema; the other `- func:`
  * entries are custom operators, validated as the operator library of their namespace would
- * be. */
+ * be (select_libs.c). */
 #include <string.h>
 
-#include "api/api.h"
 #include "select/select.h"
 #include "spec/frontend.h"
 
@@ -91,24 +90,6 @@ static void resolve_func(tgm_arena *a, const tgm_model *core, tgk_entry *e)
     e->custom = NULL;
 }
 
-/* The custom operators of one namespace (NULL: aten's) as the model of their library. */
-static int validate_custom(tgm_arena *a, tgk_list *l, const char *ns)
-{
-    tgm_model m = { .arena = a, .ns = ns };
-    for (int i = 0; i < l->n; i++) {
-        tgm_func *f = l->entries[i].custom;
-        if (!f) continue;
-        const char *fns = f->schema.ns;
-        if ((ns == NULL) != (fns == NULL) || (ns && strcmp(ns, fns))) continue;
-        tgm__add_func(&m, f);
-    }
-    if (!m.nfuncs) return 0;
-    int errors = tgm_validate(&m);
-    /* their C view too (names, types), as a library generated from them would have it */
-    tga_ops ops;
-    return errors ? errors : tga_build_ops(&m, a, &ops);
-}
-
 int tgk_resolve(const tgm_model *core, tgk_list *l)
 {
     int before = tgm_error_count();
@@ -125,13 +106,7 @@ int tgk_resolve(const tgm_model *core, tgk_list *l)
             tgm_note(first->loc, "'%s' was selected here", e->name);
         }
     }
-    /* One validation per namespace of custom operators (aten's first). */
-    tgm_name_map *done = tgm__map_new(a);
-    validate_custom(a, l, NULL);
-    for (int i = 0; i < l->n; i++) {
-        tgm_func *f = l->entries[i].custom;
-        if (!f || !f->schema.ns || tgm__map_put(done, f->schema.ns, (void *)f)) continue;
-        validate_custom(a, l, f->schema.ns);
-    }
+    /* The custom operators: one library per namespace, validated as such. */
+    tgk_build_libraries(a, l);
     return tgm_error_count() - before;
 }

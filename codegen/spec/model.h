@@ -150,6 +150,9 @@ typedef struct tgm_dispatch_entry {
     tgm_key key;
     const char *key_name; /* as written, one key (comma-joined keys are split) */
     const char *kernel;   /* the kernel name, e.g. "add_out" */
+    /* The kernel's C symbol given whole, not made from `kernel` by the prefix rule: a kernel
+     * library's kernel_name under its own rule (select/select.h, tgk_symbol). Else NULL. */
+    const char *symbol;
 } tgm_dispatch_entry;
 
 /* One line of `ufunc_inner_loop:` (`Generic: add (AllAndComplex, BFloat16, Half)`). tensorgen
@@ -404,6 +407,9 @@ int tgm_validate(tgm_model *m);
 void tgm_print_reading(const tgm_model *m);
 
 tgm_func *tgm_find_func(const tgm_model *m, const char *full_name); /* NULL when absent */
+/* Whether `ns` can name an operator library: it is a C prefix too, so lower case, no trailing
+ * `_` (ns__ops is the table), and neither tensorgen's `aten` nor `tg` (namespaces.c). */
+bool tgm_valid_namespace(const char *ns);
 /* The schema in canonical form (`add.out(Tensor self, *, Scalar alpha=1, Tensor(a!) out) ->
  * Tensor(a!)`); synthesised (autogen) schemas get their `text` from this. */
 char *tgm_schema_format(tgm_arena *a, const tgm_schema *s);

@@ -13,6 +13,16 @@
 
 #include "spec/frontend.h"
 
+bool tgm_valid_namespace(const char *ns)
+{
+    size_t n = strlen(ns);
+    if (!n || !(ns[0] >= 'a' && ns[0] <= 'z') || ns[n - 1] == '_') return false;
+    for (size_t i = 0; i < n; i++)
+        if (!((ns[i] >= 'a' && ns[i] <= 'z') || (ns[i] >= '0' && ns[i] <= '9') || ns[i] == '_'))
+            return false;
+    return strcmp(ns, "aten") && strcmp(ns, "tg");
+}
+
 typedef struct ns_count {
     const char *name;
     int count;

@@ -78,7 +78,7 @@ static void add_dispatch(tgm_parse_ctx *c, tgm_func *f, int *cap, const char *ke
         return;
     }
     tgm_dispatch_entry *e = TGS_PUSH(c->a, f->dispatch, f->ndispatch, *cap);
-    *e = (tgm_dispatch_entry){ key_loc, key, tgm_strdup(c->a, key_name), kernel };
+    *e = (tgm_dispatch_entry){ key_loc, key, tgm_strdup(c->a, key_name), kernel, NULL };
 }
 
 static void field_dispatch(tgm_parse_ctx *c, tgm_func *f, const yaml_node_t *v)
