@@ -109,9 +109,3 @@ select-lib: $(SEL_DIR)/libtensorgen.a $(SEL_SO)
 test-select: $(BUILD)/tgen $(SEL_LINKED) $(SEL_CANDIDATES) $(BUILD)/libtensorgen.a $(SO)
 	CC="$(CC)" MAKE="$(MAKE)" tests/build/select_check.sh $(BUILD) "$(CUDA)"
 
-# ExecuTorch's kernel-library files (../shared/thirdparty-specs/executorch/) against PyTorch
-# 2.15.0's spec: checked in one run, then each generated (the selection and its custom
-# operators' libraries) and compiled -Werror (tests/codegen/check_kernel_libs.sh).
-.PHONY: check-kernel-libs
-check-kernel-libs: $(BUILD)/tgen
-	@tests/codegen/check_kernel_libs.sh $(BUILD)/tgen $(CC)

@@ -74,7 +74,9 @@ static const char usage[] =
     "            NAME_backend_register.c and a library per custom section\n"
     "            (docs/extending.md, \"A backend of your own\")\n"
     "  --backend-name NAME\n"
-    "            the backend's name, for a file that gives none (torch_mlu's)\n"
+    "            the name of the backend given just before, for a file that gives none\n"
+    "            (torch_mlu's). --check takes several --backend (and --select) files,\n"
+    "            reading NATIVE.yaml once; --gen one\n"
     "  --templates\n"
     "            the templates (default: those of the installed tensorgen, or of the tree)\n"
     "  --autograd-functions FILE\n"
@@ -102,7 +104,7 @@ static const char usage[] =
 /* Parses both files and validates them. Validation only runs on cleanly parsed files: an entry
  * that failed to parse is missing from the model, and checks against it would only repeat the
  * first error in other words. Returns the number of errors. */
-enum { TGEN_MAX_SELECT = 64 };
+enum { TGEN_MAX_SELECT = 64, TGEN_MAX_BACKENDS = 16 };
 
 typedef struct load_opts {
     const char *native, *derivs, *tags, *runtime;
@@ -112,7 +114,10 @@ typedef struct load_opts {
      * earlier one's: formula_vocab.c) */
     const char *vocab[TGF_MAX_VOCAB_FILES];
     int nvocab;
-    const char *backend, *backend_name;  /* --backend, --backend-name (codegen/backend/) */
+    /* --backend FILE, each time it is given, with the --backend-name that follows it
+     * (codegen/backend/) */
+    const char *backend[TGEN_MAX_BACKENDS], *backend_name[TGEN_MAX_BACKENDS];
+    int nbackend;
     const char *argv0;                   /* tgen's own path (the default vocabulary) */
     const char *torch_version, *only_ns; /* --torch-version, --only-namespace */
     /* --select (several with --check: one core, several kernel libraries), --select-objects
@@ -241,6 +246,20 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
         o->vocab[o->nvocab++] = argv[++*i];
         return 1;
     }
+    if (!strcmp(argv[*i], "--backend")) {
+        if (*i + 1 >= argc) return -1;
+        if (o->nbackend == TGEN_MAX_BACKENDS) {
+            fprintf(stderr, "tgen: more than %d --backend files in one run\n", TGEN_MAX_BACKENDS);
+            return -1;
+        }
+        o->backend[o->nbackend++] = argv[++*i];
+        return 1;
+    }
+    if (!strcmp(argv[*i], "--backend-name")) { /* names the backend given last */
+        if (*i + 1 >= argc || !o->nbackend || o->backend_name[o->nbackend - 1]) return -1;
+        o->backend_name[o->nbackend - 1] = argv[++*i];
+        return 1;
+    }
     if (!strcmp(argv[*i], "--select")) {
         if (*i + 1 >= argc) return -1;
         if (o->nselect == TGEN_MAX_SELECT) {
@@ -257,8 +276,6 @@ static int load_option(int argc, char **argv, int *i, load_opts *o)
                         : !strcmp(argv[*i], "--base")           ? &o->base
                         : !strcmp(argv[*i], "--torch-version")  ? &o->torch_version
                         : !strcmp(argv[*i], "--only-namespace") ? &o->only_ns
-                        : !strcmp(argv[*i], "--backend")        ? &o->backend
-                        : !strcmp(argv[*i], "--backend-name")   ? &o->backend_name
                         : !strcmp(argv[*i], "--select-objects") ? &o->select_objects
                                                                 : NULL;
     if (!slot) return 0;
@@ -387,18 +404,25 @@ static int run_check(int argc, char **argv, const char *argv0)
     lo.validate_anyway = strict && lo.derivs;
     int errors = load(&m, &lo), unchecked = 0, skipped = 0, limited = 0;
     const char *renamed = NULL; /* formula_renames.c's rows used */
-    if (lo.backend) {
-        if (!errors) errors = tgb_cli_check(&m, lo.backend, lo.backend_name, lo.native);
-        tgm_arena_free(m.arena);
-        return errors ? 1 : 0;
+    int load_errors = errors;
+    if (lo.nbackend) {
+        /* Each backend file against the spec read once, with a summary of its own; kernel-
+         * library files (--select) may follow in the same run. */
+        for (int k = 0; k < lo.nbackend && !load_errors; k++)
+            errors += tgb_cli_check(&m, lo.backend[k], lo.backend_name[k], lo.native);
+        if (!lo.nselect || load_errors) {
+            tgm_arena_free(m.arena);
+            return errors ? 1 : 0;
+        }
     }
     if ((!errors || lo.validate_anyway) && strict)
         errors += tgf_check_model(&m, gen_limits, &unchecked, &skipped, &limited, &renamed);
     const char *selection = NULL; /* --select's summary lines */
-    if (!errors && lo.nselect) {
-        /* Several selections: those that check are summarised even when another fails. */
+    if (!load_errors && lo.nselect) {
+        /* Several selections: those that check are summarised even when another file (a
+         * selection, or a backend above) fails, and the summary below is not printed. */
         int failed = tgk_cli_check(&m, lo.select, lo.nselect, &selection);
-        if (failed && selection) fputs(selection, stdout);
+        if ((failed || errors) && selection) fputs(selection, stdout);
         errors += failed;
     }
     /* --verbose lists the unparsed formulas even when the specs have errors (with --strict
@@ -457,9 +481,9 @@ static int run_gen(int argc, char **argv, const char *argv0)
         }
         *slot = argv[++i];
     }
-    if (lo.nselect > 1) {
-        fprintf(stderr, "tgen: --gen takes one --select (generate each selection into its own "
-                        "--out; --check takes several)\n");
+    if (lo.nselect + lo.nbackend > 1) {
+        fprintf(stderr, "tgen: --gen takes one --select or --backend (generate each into its "
+                        "own --out; --check takes several)\n");
         return 2;
     }
     tgm_model m = { .arena = tgm_arena_new() };
@@ -482,9 +506,9 @@ static int run_gen(int argc, char **argv, const char *argv0)
         return 2;
     }
     int errors = load(&m, &lo);
-    if (!errors && lo.backend)
-        errors =
-            tgb_cli_gen(&m, lo.backend, lo.backend_name, lo.native, o.templates_dir, o.out_dir);
+    if (!errors && lo.nbackend)
+        errors = tgb_cli_gen(&m, lo.backend[0], lo.backend_name[0], lo.native, o.templates_dir,
+                             o.out_dir);
     else if (!errors) {
         o.source_desc = lo.derivs ? tgs_fmt(m.arena, "%s, %s", lo.native, lo.derivs) : lo.native;
         errors = lo.nselect ? tgk_cli_gen(&m, lo.select[0], lo.select_objects, &o)

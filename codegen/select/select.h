@@ -12,10 +12,9 @@
 
 /* One `kernels:` item: the kernel serving some dtypes and dim orders of an operator. */
 typedef struct tgk_kernel {
-    tgm_loc loc;        /* where kernel_name's text starts */
-    const char *name;   /* "torch::executor::add_out", as written */
-    const char *symbol; /* its C symbol by the rule: "torch__executor__add_out" (tgk_symbol) */
-    bool any;           /* `arg_meta: null`: every dtype and dim order */
+    tgm_loc loc;      /* where kernel_name's text starts */
+    const char *name; /* "torch::executor::add_out", as written */
+    bool any;         /* `arg_meta: null`: every dtype and dim order */
 } tgk_kernel;
 
 /* One entry of the list. */
@@ -75,10 +74,6 @@ int tgk_resolve(const tgm_model *core, tgk_list *l);
 /* The custom operators of a resolved list as l->libs, one per namespace in order of first
  * appearance, each validated with its C view (select_libs.c). Returns the errors. */
 int tgk_build_libraries(tgm_arena *a, tgk_list *l);
-
-/* The C symbol of a qualified kernel name: each `::` becomes `__` (`torch::executor::add_out`
- * -> `torch__executor__add_out`). C++ names never contain `__`, so the rule is one-to-one. */
-const char *tgk_symbol(tgm_arena *a, const char *qualified);
 
 /* The closure of a selection over a core model (validated): the selected core operators, and
  * everything they need, until nothing is added:

@@ -50,7 +50,7 @@ static const char *summary(const tgm_model *m, const tgk_list *l, const tgk_clos
     if (custom) {
         tgs_printf(&b,
                    "custom operators, one library each: %s; CPU kernel: the 'arg_meta: null' "
-                   "kernel_name, '::' as '__'",
+                   "kernel_name, '::' as '_'",
                    libs);
         int none = 0, split = 0;
         for (int i = 0; i < l->nlibs; i++) {

@@ -4,9 +4,11 @@
  * codegen/backend/).
  *
  * An entry's kernels become its dispatch: the default kernel (`arg_meta: null`) is its CPU
- * kernel, whose C symbol is the kernel name with each `::` as `__` (tgk_symbol), given whole
- * instead of made by the prefix rule (`myops__cpu_<kernel>`), so that the prototype tgen
- * writes is the kernel the file names. tensorgen dispatches on the device only, not on dtypes
+ * kernel, whose C symbol is the kernel name as C spells a qualified name everywhere in tgen
+ * (tga_kernel_c_name: each `::` as `_`, `torch::executor::add_out` -> torch_executor_add_out;
+ * two names that make one symbol are api_kernels.c's error), given whole instead of made by
+ * the prefix rule (`myops__cpu_<kernel>`), so that the prototype tgen writes is the kernel the
+ * file names. tensorgen dispatches on the device only, not on dtypes
  * or dim orders: the kernels with an arg_meta mapping are counted, not generated. An entry
  * without a default kernel gets none (its CPU slot fails naming the arg_meta kernels). One
  * kernel_name for operators of different C types (C++ overloads) becomes one symbol per
@@ -43,8 +45,8 @@ static void set_dispatch(tgm_arena *a, tgk_library *lib, const tgk_entry *e)
     f->dispatch = tgm_alloc(a, sizeof *f->dispatch);
     f->ndispatch = 1;
     if (dflt) {
-        f->dispatch[0] =
-            (tgm_dispatch_entry){ dflt->loc, TGM_KEY_CPU, "CPU", dflt->name, dflt->symbol };
+        f->dispatch[0] = (tgm_dispatch_entry){ dflt->loc, TGM_KEY_CPU, "CPU", dflt->name,
+                                               tga_kernel_c_name(a, dflt->name) };
         return;
     }
     lib->nno_default++;

@@ -8,7 +8,7 @@
  * with `kernels:`, a list of {arg_meta, kernel_name}: arg_meta `null` (the kernel serves every
  * dtype and dim order) or a mapping from tensor arguments to [type alias, dim-order alias]
  * (defined by the entry's `type_alias:` and `dim_order_alias:`). The kernel names are C++
- * names; tgk_symbol gives the C symbol each stands for. Other fields of native_functions.yaml
+ * names; their C symbols are made as dispatch kernels' are (select_libs.c). Other fields of native_functions.yaml
  * that ExecuTorch's files carry (`variants`, `tags`, ...) are accepted as data and counted.
  * Names are resolved against the core spec afterwards (select_resolve.c). */
 #include <stdio.h>
@@ -32,11 +32,6 @@ static const char *const entry_fields[] = { "op", "func", "kernels", "type_alias
                                             "manual_cpp_binding", NULL };
 #define FIRST_DATA_FIELD 5
 
-const char *tgk_symbol(tgm_arena *a, const char *qualified)
-{
-    return tgs_replace(a, qualified, "::", "__");
-}
-
 /* A qualified C++ name: identifiers joined by `::`. */
 static bool is_qualified(const char *s)
 {
@@ -47,7 +42,7 @@ static bool is_qualified(const char *s)
         if (n == 0 || n >= sizeof buf) return false;
         memcpy(buf, p, n);
         buf[n] = '\0';
-        if (!tgm__is_ident(buf) || strstr(buf, "__")) return false;
+        if (!tgm__is_ident(buf)) return false;
         if (!e) return true;
         p = e;
     }
@@ -175,16 +170,12 @@ static void read_kernels(tgm_parse_ctx *c, tgk_list *l, tgk_entry *e, const yaml
                       name ? "a string" : "which is missing");
             continue;
         }
-        tgk_kernel kn = { tgm__text_start(c->d, name), tgm_strdup(c->a, tgm__scalar(name)), NULL,
-                          true };
+        tgk_kernel kn = { tgm__text_start(c->d, name), tgm_strdup(c->a, tgm__scalar(name)), true };
         if (!is_qualified(kn.name)) {
-            tgm_error(kn.loc,
-                      "kernel_name '%s' is not a C++ name (identifiers joined by '::', none "
-                      "containing '__')",
+            tgm_error(kn.loc, "kernel_name '%s' is not a C++ name (identifiers joined by '::')",
                       kn.name);
             continue;
         }
-        kn.symbol = tgk_symbol(c->a, kn.name);
         if (meta && meta->type == YAML_MAPPING_NODE) {
             kn.any = false;
             read_arg_meta(c, l, meta, types, orders, s);

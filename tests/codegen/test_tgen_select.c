@@ -9,7 +9,7 @@
  *   operators), and nothing for the others;
  * - gen_writes_custom_libraries: the file's custom operators are an operator library per
  *   namespace (aten's: aten_custom) beside the selection, whose CPU kernels are the entries'
- *   `arg_meta: null` kernel names with '::' as '__' (an overloaded name: '__' and the C name
+ *   `arg_meta: null` kernel names with '::' as '_' (an overloaded name: '__' and the C name
  *   appended), and every generated file compiles.
  * Malformed selections are rows of tests/codegen/errors.tsv (kl_*). The build itself
  * (make SELECT=) is tests/build/select_check.sh. */
@@ -28,7 +28,7 @@ Test(tgen_select, kernel_library_checks)
                             "they call: "),
               "%s", r.out);
     cr_expect(strstr(r.out, "custom operators, one library each: myops 2, aten_custom 1 (aten's); "
-                            "CPU kernel: the 'arg_meta: null' kernel_name, '::' as '__'; 2 named "
+                            "CPU kernel: the 'arg_meta: null' kernel_name, '::' as '_'; 2 named "
                             "for operators of other C types (overloads): each symbol gets '__' "
                             "and its operator's C name\n"),
               "%s", r.out);
@@ -167,12 +167,12 @@ Test(tgen_select, gen_writes_custom_libraries)
               "%s", mylist);
     free(mylist);
     char *scale = tgen_read_out(dir, "myops/kernels/scale.h");
-    cr_expect(declares(scale, "myops__scale_out__scale_out"), "%s", scale);
-    cr_expect(declares(scale, "myops__scale_out__scale_tensor_out"), "%s", scale);
+    cr_expect(declares(scale, "myops_scale_out__scale_out"), "%s", scale);
+    cr_expect(declares(scale, "myops_scale_out__scale_tensor_out"), "%s", scale);
     cr_expect(!strstr(scale, "scale_out_float"), "an arg_meta kernel was declared: %s", scale);
     free(scale);
     char *near = tgen_read_out(dir, "aten_custom/kernels/nearly_equal.h");
-    cr_expect(declares(near, "torch__executor__nearly_equal_out"), "%s", near);
+    cr_expect(declares(near, "torch_executor_nearly_equal_out"), "%s", near);
     free(near);
     char *reg = tgen_read_out(dir, "aten_custom_op_list.h");
     cr_expect(has_row(reg, "aten_custom::nearly_equal.out"), "%s", reg);
