@@ -86,8 +86,4 @@ int tgb_cli_check(const tgm_model *native, const char *file, const char *name,
 int tgb_cli_gen(const tgm_model *native, const char *file, const char *name,
                 const char *native_path, const char *templates_dir, const char *out_dir);
 
-/* The nearest of `n` names to `name` by edit distance (NULL when none is within half the
- * name's length): the suggestion of an unknown name (backend_names.c). */
-const char *tgb_nearest(const char *name, const char *const *names, int n);
-
 #endif

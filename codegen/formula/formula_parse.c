@@ -528,6 +528,9 @@ bool tgf_parse_formula(tgm_arena *a, tgm_formula *f, tgf_syntax_error *err)
     memset(err, 0, sizeof *err);
     if (!tgf_lex(&p.lex, &p.tok, err)) return false;
     tgm_expr *e = parse_cond(&p);
+    /* One `;` may end the formula: PyTorch's generator pasted formulas into C++ statements, so
+     * `unsqueeze_to(grad, self.sizes());` compiled there (PyTorch 1.5 era files have them). */
+    if (e && is_punct(&p, ";")) advance(&p);
     if (e && p.tok.kind != TGF_TOK_EOF) {
         fail(&p, p.tok.offset, "unexpected %s after the formula", tok_desc(&p));
         e = NULL;

@@ -1,7 +1,6 @@
 /* A selection's names against the core spec (tgk_resolve): each `- op:` (or plain) name must
- * be an overload of the core; an unknown one is an error naming the nearest overload (among
- * the overloads of its base name when the base exists, `add.Tenser` -> add.Tensor, else among
- * all). A `- func:` naming a core overload must carry the core's schema; the other `- func:`
+ * be an overload of the core; an unknown one is an error naming the nearest overload
+ * (tgm_suggest_overload, spec/suggest.c). A `- func:` naming a core overload must carry the core's schema; the other `- func:`
  * entries are custom operators, validated as the operator library of their namespace would
  * be (select_libs.c). */
 #include <string.h>
@@ -9,62 +8,15 @@
 #include "select/select.h"
 #include "spec/frontend.h"
 
-/* Levenshtein distance of a and b, or limit + 1 as soon as it must exceed limit. */
-static int distance(const char *a, const char *b, int limit)
-{
-    size_t la = strlen(a), lb = strlen(b);
-    int row[160];
-    if (lb >= sizeof row / sizeof *row || (int)(la > lb ? la - lb : lb - la) > limit)
-        return limit + 1;
-    for (size_t j = 0; j <= lb; j++) row[j] = (int)j;
-    for (size_t i = 1; i <= la; i++) {
-        int diag = row[0], best = row[0] = (int)i;
-        for (size_t j = 1; j <= lb; j++) {
-            int up = row[j], d = diag + (a[i - 1] != b[j - 1]);
-            if (up + 1 < d) d = up + 1;
-            if (row[j - 1] + 1 < d) d = row[j - 1] + 1;
-            row[j] = d;
-            diag = up;
-            if (d < best) best = d;
-        }
-        if (best > limit) return limit + 1;
-    }
-    return row[lb];
-}
-
-static size_t base_len(const char *full)
-{
-    const char *dot = strchr(full, '.');
-    return dot ? (size_t)(dot - full) : strlen(full);
-}
-
-/* The core overload nearest to `name`: of the same base name when it has any (however far),
- * else the nearest of all within half the name's length; NULL when none is that near. */
-static const char *nearest(const tgm_model *core, const char *name)
-{
-    size_t nb = base_len(name);
-    const char *best = NULL;
-    int limit = 1000;
-    for (int i = 0; i < core->nfuncs; i++) {
-        const char *full = core->funcs[i]->schema.full_name;
-        if (base_len(full) != nb || strncmp(full, name, nb)) continue;
-        int d = distance(name, full, limit);
-        if (d < limit) best = full, limit = d;
-    }
-    if (best) return best;
-    limit = (int)strlen(name) / 3 + 1;
-    for (int i = 0; i < core->nfuncs; i++) {
-        int d = distance(name, core->funcs[i]->schema.full_name, limit - 1);
-        if (d < limit) best = core->funcs[i]->schema.full_name, limit = d;
-    }
-    return best;
-}
-
-static void resolve_core(const tgm_model *core, tgk_entry *e)
+static void resolve_core(const tgm_model *core, tgm_suggestions **suggestions, tgk_entry *e)
 {
     e->core = tgm_find_func(core, e->name);
     if (e->core) return;
-    const char *near = nearest(core, e->name);
+    if (!*suggestions) { /* built on the first unknown name */
+        *suggestions = tgm_suggestions_new(core->arena);
+        tgm_suggestions_add(*suggestions, core);
+    }
+    const char *near = tgm_suggest_overload(*suggestions, e->name);
     if (near)
         tgm_error(e->loc, "'%s' is not an operator of the core spec; the nearest is '%s'", e->name,
                   near);
@@ -95,10 +47,11 @@ int tgk_resolve(const tgm_model *core, tgk_list *l)
     int before = tgm_error_count();
     tgm_arena *a = core->arena;
     tgm_name_map *seen = tgm__map_new(a);
+    tgm_suggestions *suggestions = NULL;
     for (int i = 0; i < l->n; i++) {
         tgk_entry *e = &l->entries[i];
         if (e->custom) resolve_func(a, core, e);
-        else resolve_core(core, e);
+        else resolve_core(core, &suggestions, e);
         if (!e->core) continue;
         const tgk_entry *first = tgm__map_put(seen, e->core->schema.full_name, e);
         if (first && l->yaml) {

@@ -407,6 +407,13 @@ int tgm_validate(tgm_model *m);
 void tgm_print_reading(const tgm_model *m);
 
 tgm_func *tgm_find_func(const tgm_model *m, const char *full_name); /* NULL when absent */
+/* What an unknown operator name probably meant (spec/suggest.c): the overloads of the models
+ * added are the candidates; tgm_suggest_overload gives the nearest overload, or NULL when none
+ * is near. */
+typedef struct tgm_suggestions tgm_suggestions;
+tgm_suggestions *tgm_suggestions_new(tgm_arena *a);
+void tgm_suggestions_add(tgm_suggestions *s, const tgm_model *m);
+const char *tgm_suggest_overload(const tgm_suggestions *s, const char *name);
 /* Whether `ns` can name an operator library: it is a C prefix too, so lower case, no trailing
  * `_` (ns__ops is the table), and neither tensorgen's `aten` nor `tg` (namespaces.c). */
 bool tgm_valid_namespace(const char *ns);
