@@ -109,6 +109,9 @@ void tgm__add_deriv(tgm_model *m, tgm_derivative *d);
 
 /* ---- small helpers (yaml_doc.c) ---- */
 bool tgm__is_ident(const char *s); /* [A-Za-z_][A-Za-z0-9_]* */
+/* A kernel name: an identifier, possibly namespace-qualified (`at::native::foo`); a `dispatch:`
+ * kernel's and a kernel library's kernel_name (parse_native.c). */
+bool tgm__is_kernel_name(const char *s);
 char *tgm__trim_dup(tgm_arena *a, const char *s, size_t n, size_t *lead); /* strip spaces */
 
 /* Schema parsing with a span for quoted/folded YAML scalars (tgm_parse_schema passes NULL). */

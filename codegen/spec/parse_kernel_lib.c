@@ -32,22 +32,6 @@ static const char *const entry_fields[] = { "op", "func", "kernels", "type_alias
                                             "manual_cpp_binding", NULL };
 #define FIRST_DATA_FIELD 5
 
-/* A qualified C++ name: identifiers joined by `::`. */
-static bool is_qualified(const char *s)
-{
-    for (const char *p = s;; p += 2) {
-        const char *e = strstr(p, "::");
-        size_t n = e ? (size_t)(e - p) : strlen(p);
-        char buf[256];
-        if (n == 0 || n >= sizeof buf) return false;
-        memcpy(buf, p, n);
-        buf[n] = '\0';
-        if (!tgm__is_ident(buf)) return false;
-        if (!e) return true;
-        p = e;
-    }
-}
-
 static void count_data_field(tgk_list *l, const char *name)
 {
     for (int i = 0; i < l->ndata; i++)
@@ -171,7 +155,7 @@ static void read_kernels(tgm_parse_ctx *c, tgk_list *l, tgk_entry *e, const yaml
             continue;
         }
         tgk_kernel kn = { tgm__text_start(c->d, name), tgm_strdup(c->a, tgm__scalar(name)), true };
-        if (!is_qualified(kn.name)) {
+        if (!tgm__is_kernel_name(kn.name)) {
             tgm_error(kn.loc, "kernel_name '%s' is not a C++ name (identifiers joined by '::')",
                       kn.name);
             continue;

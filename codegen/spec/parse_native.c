@@ -40,8 +40,7 @@ static tgm_key lookup_key(const char *name)
     return TGM_KEY_OTHER;
 }
 
-/* A kernel name: an identifier, possibly namespace-qualified (`at::native::foo`). */
-static bool is_kernel_name(const char *s)
+bool tgm__is_kernel_name(const char *s)
 {
     for (const char *p = s;; p += 2) {
         const char *e = strstr(p, "::");
@@ -72,7 +71,7 @@ static void add_dispatch(tgm_parse_ctx *c, tgm_func *f, int *cap, const char *ke
         }
     const char *kernel = need_scalar(c, v, "dispatch");
     if (!kernel) return;
-    if (!is_kernel_name(kernel)) {
+    if (!tgm__is_kernel_name(kernel)) {
         tgm_error(tgm__text_start(c->d, v), "invalid kernel name '%s' for dispatch key '%s'",
                   kernel, key_name);
         return;
