@@ -20,7 +20,8 @@
 
 #include <string.h>
 
-/* An in-place op's self: the first argument. */
+/* An in-place op's self: the argument named self (op->self), not always the first (torchgen
+ * allows positionals before it: torch_mlu's mask_softmax_dropout_bprop_). */
 const tg_ag_input *tg__ag_self_input(const tg_ag_op *op)
 {
     const tg_ag_entry *e = op->entry;
