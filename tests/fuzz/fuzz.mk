@@ -11,7 +11,7 @@
 #       in its own process: a crash, sanitizer report, leak, or an oracle's abort fails it.
 #       An aborted run leaves its scratch directory in $(BUILD)/fuzz-replay/tmp/.
 
-FUZZ_HARNESSES := schema native derivs template gen
+FUZZ_HARNESSES := schema native derivs template gen extends
 FUZZ_ONLY      ?= $(FUZZ_HARNESSES)
 FUZZ_SECONDS   ?= 60
 FUZZ_CC        ?= clang

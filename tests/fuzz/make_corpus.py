@@ -10,6 +10,8 @@ and duplicates collapse. Seeds are build output: nothing here is committed but t
   native    native_functions.yaml files, and chunks of ENTRIES entries of the large ones
   derivs    derivatives.yaml chunks (for the harness's fixed specs/native_functions.yaml)
   template  the templates/ files
+  extends   backend files and kernel libraries (tests/codegen's, and ../shared/thirdparty-specs'
+            that fit)
   gen       a native chunk, `#@derivatives`, the derivative entries of its functions; the
             (native, derivatives) pairs of tests/codegen/errors.tsv, of the emission tests and
             of tests/codegen/good/pytorch_rules*.yaml
@@ -104,7 +106,7 @@ def gen_seeds(c, native_entries, deriv_entries, limit):
 
 def main():
     outdir = sys.argv[1] if len(sys.argv) > 1 else os.path.join(ROOT, "build/fuzz/seeds")
-    for h in ("schema", "native", "derivs", "template", "gen"):
+    for h in ("schema", "native", "derivs", "template", "gen", "extends"):
         shutil.rmtree(os.path.join(outdir, h), ignore_errors=True)
     c = Corpus(outdir)
 
@@ -158,8 +160,24 @@ def main():
                 text += SEPARATOR + read(os.path.join(ROOT, "tests/codegen", derivs))
             c.add("gen", text)
 
+    # Files that extend a spec (fuzz_extends): tgen's own backend and kernel-library cases, the
+    # counting backend of the tests, and the third-party backend and ExecuTorch files beside
+    # the repository (those that fit the harness's 16 KB).
+    extends = sorted(glob.glob(os.path.join(ROOT, "tests/codegen/*/backend_*.yaml")) +
+                     glob.glob(os.path.join(ROOT, "tests/codegen/*/kl_*.yaml")) +
+                     glob.glob(os.path.join(ROOT, "tests/codegen/good/kernel_lib.yaml")) +
+                     glob.glob(os.path.join(ROOT, "tests/library/counting_backend.yaml")))
+    third = os.path.join(os.path.dirname(ROOT), "shared", "thirdparty-specs")
+    extends += sorted(glob.glob(os.path.join(third, "executorch", "*.yaml")) +
+                      glob.glob(os.path.join(third, "xla", "*.yaml")) +
+                      glob.glob(os.path.join(third, "torch_npu", "*.yaml")))
+    for path in extends:
+        text = read(path)
+        if len(text) <= MAX_SEED:
+            c.add("extends", text)
+
     # The regressions' inputs, each for its own harness: mutations of what once failed.
-    for h in ("schema", "native", "derivs", "gen"):
+    for h in ("schema", "native", "derivs", "gen", "extends"):
         for path in sorted(glob.glob(os.path.join(ROOT, "tests/fuzz/regressions", h, "*"))):
             c.add(h, read(path))
 
