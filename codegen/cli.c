@@ -241,32 +241,30 @@ static int load(tgm_model *m, const load_opts *o)
  * and moves past it. Returns 0 when argv[*i] is none of them, -1 when its value is missing. */
 static int load_option(int argc, char **argv, int *i, load_opts *o)
 {
-    if (!strcmp(argv[*i], "--autograd-functions")) { /* may be given several times */
-        if (*i + 1 >= argc || o->nvocab == TGF_MAX_VOCAB_FILES) return -1;
-        o->vocab[o->nvocab++] = argv[++*i];
-        return 1;
-    }
-    if (!strcmp(argv[*i], "--backend")) {
+    /* The flags that may be given several times, each value kept in order. */
+    const struct {
+        const char *flag;
+        const char **values;
+        int *n, max;
+    } repeated[] = {
+        { "--autograd-functions", o->vocab, &o->nvocab, TGF_MAX_VOCAB_FILES },
+        { "--backend", o->backend, &o->nbackend, TGEN_MAX_BACKENDS },
+        { "--select", o->select, &o->nselect, TGEN_MAX_SELECT },
+    };
+    for (size_t r = 0; r < sizeof repeated / sizeof repeated[0]; r++) {
+        if (strcmp(argv[*i], repeated[r].flag)) continue;
         if (*i + 1 >= argc) return -1;
-        if (o->nbackend == TGEN_MAX_BACKENDS) {
-            fprintf(stderr, "tgen: more than %d --backend files in one run\n", TGEN_MAX_BACKENDS);
+        if (*repeated[r].n == repeated[r].max) {
+            fprintf(stderr, "tgen: more than %d %s in one run\n", repeated[r].max,
+                    repeated[r].flag);
             return -1;
         }
-        o->backend[o->nbackend++] = argv[++*i];
+        repeated[r].values[(*repeated[r].n)++] = argv[++*i];
         return 1;
     }
     if (!strcmp(argv[*i], "--backend-name")) { /* names the backend given last */
         if (*i + 1 >= argc || !o->nbackend || o->backend_name[o->nbackend - 1]) return -1;
         o->backend_name[o->nbackend - 1] = argv[++*i];
-        return 1;
-    }
-    if (!strcmp(argv[*i], "--select")) {
-        if (*i + 1 >= argc) return -1;
-        if (o->nselect == TGEN_MAX_SELECT) {
-            fprintf(stderr, "tgen: more than %d --select files in one run\n", TGEN_MAX_SELECT);
-            return -1;
-        }
-        o->select[o->nselect++] = argv[++*i];
         return 1;
     }
     const char **slot = !strcmp(argv[*i], "--tags")             ? &o->tags

@@ -114,29 +114,9 @@ static void read_list(reader *r, tgb_list l, const char *list, const yaml_node_t
         read_item(r, l, list, tgm__yaml_node(r->d, *it));
 }
 
-/* A copy of entry `id` (a mapping) without the fields a native entry does not have, which are
- * counted as vendor data: the native parser reports unknown fields as typos. The copy is a new
- * node of the same document, so the positions of its keys and values are the file's. Returns
- * its id. */
-static int native_fields_only(reader *r, int id)
-{
-    yaml_node_t *entry = tgm__yaml_node(r->d, id);
-    yaml_mark_t start = entry->start_mark, end = entry->end_mark;
-    yaml_node_pair_t *pairs = entry->data.mapping.pairs.start,
-                     *top = entry->data.mapping.pairs.top; /* stable: not in the node array */
-    int copy = yaml_document_add_mapping(&r->d->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
-    if (!copy) return id;
-    for (yaml_node_pair_t *p = pairs; p < top; p++) {
-        yaml_node_t *k = tgm__yaml_node(r->d, p->key);
-        if (k->type == YAML_SCALAR_NODE && !tgm__native_field_known(tgm__scalar(k)))
-            count_vendor(r, tgm__scalar(k));
-        else yaml_document_append_mapping_pair(&r->d->doc, copy, p->key, p->value);
-    }
-    yaml_node_t *c = tgm__yaml_node(r->d, copy);
-    c->start_mark = start;
-    c->end_mark = end;
-    return copy;
-}
+/* A vendor's field of a custom entry (`derived_type:`, `exposed:`): counted, not an error (the
+ * native parser's hook, tgm_parse_ctx.vendor_field). */
+static void vendor_field(void *r, const char *key) { count_vendor(r, key); }
 
 /* A section of `- func:` entries: the operator library `ns`. An entry without `dispatch:`
  * gets its kernel from the backend (a kernel under the backend's key, which the library does
@@ -156,7 +136,9 @@ static void read_library(reader *r, const char *ns, const char *section, const y
     lib->model = tgm_alloc(r->a, sizeof *lib->model);
     lib->model->arena = r->a;
     lib->model->ns = ns;
-    tgm_parse_ctx c = { .m = lib->model, .a = r->a, .d = r->d };
+    tgm_parse_ctx c = {
+        .m = lib->model, .a = r->a, .d = r->d, .vendor_field = vendor_field, .vendor_ctx = r
+    };
     yaml_node_item_t *start = v->data.sequence.items.start, *top = v->data.sequence.items.top;
     for (yaml_node_item_t *it = start; it < top; it++) {
         yaml_node_t *item = tgm__yaml_node(r->d, *it);
@@ -167,7 +149,7 @@ static void read_library(reader *r, const char *ns, const char *section, const y
             continue;
         }
         int before = lib->model->nfuncs;
-        tgm__parse_native_entry(&c, tgm__yaml_node(r->d, native_fields_only(r, *it)));
+        tgm__parse_native_entry(&c, item);
         if (lib->model->nfuncs == before) continue;
         tgm_func *f = lib->model->funcs[before];
         if (f->has_dispatch) continue;

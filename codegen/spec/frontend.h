@@ -42,6 +42,11 @@ typedef struct tgm_parse_ctx {
     tgm_arena *a;
     tgm_yaml_doc *d;
     bool sectioned; /* the file is sectioned: derivatives entries have `version:` */
+    /* Set by a reader whose entries may carry a vendor's own fields (a backend file's custom
+     * sections, codegen/backend/): a field a native entry does not have goes to it, to be
+     * counted, instead of being an error. */
+    void (*vendor_field)(void *ctx, const char *key);
+    void *vendor_ctx;
 } tgm_parse_ctx;
 /* Loads `path` and calls entry(c, item) for each item of its top-level list, with c naming m
  * and the loaded file. A root that is not a list is reported as "expected a list of

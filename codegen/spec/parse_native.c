@@ -335,7 +335,8 @@ bool tgm__native_field_known(const char *name)
     return false;
 }
 
-/* Checks the keys of an entry (strings, known or read as data (data_fields.c), not repeated); returns the `func` value node. */
+/* Checks the keys of an entry (strings, known, read as data (data_fields.c) or a vendor's
+ * (tgm_parse_ctx.vendor_field), not repeated); returns the `func` value node. */
 static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
 {
     yaml_node_t *func = NULL;
@@ -344,8 +345,9 @@ static yaml_node_t *check_keys(tgm_parse_ctx *c, const yaml_node_t *entry)
         const char *key = tgm__field_name(c->d, pairs, p, NULL);
         if (!key) continue;
         if (!strcmp(key, "func")) func = tgm__yaml_node(c->d, p->value);
-        else if (!tgm__native_field_known(key) &&
-                 !tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
+        else if (tgm__native_field_known(key)) continue;
+        else if (c->vendor_field) c->vendor_field(c->vendor_ctx, key);
+        else if (!tgm__data_field(c, key, tgm__yaml_node(c->d, p->value)))
             tgm_error(tgm__node_loc(c->d, tgm__yaml_node(c->d, p->key)), "unknown field '%s'", key);
     }
     return func;

@@ -383,7 +383,7 @@ int tgm__parse_entries(tgm_model *m, const char *path, const char *first_key,
 {
     int before = tgm_error_count();
     tgm_yaml_doc d;
-    tgm_parse_ctx c = { m, m->arena, &d, false };
+    tgm_parse_ctx c = { .m = m, .a = m->arena, .d = &d };
     if (tgm__yaml_load(m->arena, path, &d)) {
         yaml_node_t *root = yaml_document_get_root_node(&d.doc);
         if (root && root->type == YAML_MAPPING_NODE)
