@@ -163,18 +163,7 @@ const char *tga_kernel_c_name(tgm_arena *a, const char *kernel)
 {
     static const char native[] = "at::native::";
     if (!strncmp(kernel, native, sizeof native - 1)) kernel += sizeof native - 1;
-    if (!strstr(kernel, "::")) return kernel;
-    tgs_buf b;
-    tgs_buf_init(&b);
-    for (const char *p = kernel; *p;) {
-        const char *sep = strstr(p, "::");
-        size_t n = sep ? (size_t)(sep - p) : strlen(p);
-        tgs_putn(&b, p, n);
-        if (!sep) break;
-        tgs_puts(&b, "_");
-        p = sep + 2;
-    }
-    return tgs_finish(&b, a);
+    return strstr(kernel, "::") ? tgs_replace(a, kernel, "::", "_") : kernel;
 }
 
 const char *tga_kernel_symbol(tgm_arena *a, const char *prefix, tgm_key key, const char *kernel)

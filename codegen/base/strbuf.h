@@ -28,9 +28,9 @@ char *tgs_take(tgs_buf *b, tgm_arena *a);
 /* tgs_take, then tgs_buf_free: the usual end of a function that built a string. */
 char *tgs_finish(tgs_buf *b, tgm_arena *a);
 
-/* printf into a fresh arena string. */
 /* text with every occurrence of `from` replaced by `to`. */
 char *tgs_replace(tgm_arena *a, const char *text, const char *from, const char *to);
+/* printf into a fresh arena string. */
 char *tgs_fmt(tgm_arena *a, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 char *tgs_vfmt(tgm_arena *a, const char *fmt, va_list ap);
 
